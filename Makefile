@@ -1,0 +1,43 @@
+# The two commands of the README's quick start, and a few more for developers.
+#   make demo   installs what is missing, builds, and runs Kiln's main job over examples/
+#   make test   installs what is missing, builds, and runs the whole test suite (CI runs this)
+JOBS ?= $(shell nproc)
+BUILD ?= build
+
+.PHONY: demo test deps build asan fuzz bench format format-check clean
+
+deps:
+	@./scripts/install-deps.sh
+
+build: deps
+	@cmake --preset default >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@./$(BUILD)/tools/kiln/kiln demo examples
+
+test: build fuzz
+	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	@ctest --test-dir build-fuzz --output-on-failure
+
+# libFuzzer targets need clang: they live in their own build folder.
+fuzz: deps
+	@cmake --preset fuzz >/dev/null
+	@cmake --build build-fuzz -j $(JOBS)
+
+asan: deps
+	@cmake --preset asan >/dev/null
+	@cmake --build build-asan -j $(JOBS)
+	@ctest --test-dir build-asan --output-on-failure -j $(JOBS)
+
+bench: build
+	@./$(BUILD)/bench/kiln_bench --benchmark_min_time=0.2
+
+format:
+	@git ls-files '*.h' '*.cpp' | xargs clang-format -i
+
+format-check:
+	@git ls-files '*.h' '*.cpp' | xargs clang-format --dry-run -Werror
+
+clean:
+	rm -rf build build-asan build-fuzz

@@ -1,0 +1,350 @@
+#include "kiln/graph/Expression.h"
+
+#include "kiln/graph/Error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace kiln {
+
+using namespace expr;
+
+namespace {
+template <class... Fs>
+struct Overloaded : Fs... {
+    using Fs::operator()...;
+};
+template <class... Fs>
+Overloaded(Fs...) -> Overloaded<Fs...>;
+
+ExprPtr make(Expression e) { return std::make_shared<Expression const>(std::move(e)); }
+
+bool isComparison(BinaryOp op) { return op >= BinaryOp::Equal && op <= BinaryOp::GreaterEqual; }
+bool isLogical(BinaryOp op) { return op == BinaryOp::LogicalAnd || op == BinaryOp::LogicalOr; }
+
+// Usual arithmetic conversions between two non-weak types.
+DataType promote(DataType a, DataType b) {
+    if (a == b)
+        return a;
+    if (isFloat(a) || isFloat(b)) {
+        if (!isFloat(a))
+            return b;
+        if (!isFloat(b))
+            return a;
+        if (a == DataType::F64 || b == DataType::F64)
+            return DataType::F64;
+        return DataType::F32; // f16 with bf16, or either with f32
+    }
+    return (a == DataType::I64 || b == DataType::I64) ? DataType::I64 : DataType::I32;
+}
+
+struct Typed {
+    DataType type;
+    bool weak; // a literal: adapts to the other operand
+};
+
+Typed typeOf(Expression const& e);
+
+Typed combine(Typed a, Typed b) {
+    if (a.weak && !b.weak)
+        return {isFloat(a.type) && !isFloat(b.type) ? promote(a.type, b.type) : b.type, false};
+    if (b.weak && !a.weak)
+        return {isFloat(b.type) && !isFloat(a.type) ? promote(a.type, b.type) : a.type, false};
+    return {promote(a.type, b.type), a.weak && b.weak};
+}
+
+Typed typeOf(Expression const& e) {
+    return std::visit(
+        Overloaded{
+            [](Literal const& l) { return Typed{l.value.type, true}; },
+            [](Argument const& a) { return Typed{a.type, false}; },
+            [](Tag const& t) { return Typed{t.type, false}; },
+            [](DimensionSize const&) { return Typed{DataType::I64, false}; },
+            [](DimensionStride const&) { return Typed{DataType::I64, false}; },
+            [](Index const&) { return Typed{DataType::I64, false}; },
+            [](DataValue const& d) { return Typed{d.type, false}; },
+            [](Unary const& u) {
+                if (u.op == UnaryOp::LogicalNot)
+                    return Typed{DataType::Bool, false};
+                return typeOf(*u.arg);
+            },
+            [](Binary const& b) {
+                if (isComparison(b.op) || isLogical(b.op))
+                    return Typed{DataType::Bool, false};
+                return combine(typeOf(*b.lhs), typeOf(*b.rhs));
+            },
+            [](Select const& s) { return combine(typeOf(*s.ifTrue), typeOf(*s.ifFalse)); },
+            [](Convert const& c) { return Typed{c.type, false}; },
+        },
+        static_cast<Expression::variant const&>(e));
+}
+
+std::int64_t wrap(DataType type, std::uint64_t bits) {
+    if (type == DataType::I32)
+        return static_cast<std::int32_t>(static_cast<std::uint32_t>(bits));
+    if (type == DataType::Bool)
+        return bits != 0;
+    return static_cast<std::int64_t>(bits);
+}
+
+std::int64_t ceilDiv(std::int64_t a, std::int64_t b) {
+    std::int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) == (b < 0)))
+        ++q;
+    return q;
+}
+
+std::int64_t checkedShift(std::int64_t amount) {
+    if (amount < 0 || amount > 63)
+        fail("shift by {} is out of range 0..63", amount);
+    return amount;
+}
+} // namespace
+
+ExprPtr literal(std::int64_t value) { return make(Literal{Value::integer(value)}); }
+ExprPtr literal(Value value) { return make(Literal{value}); }
+ExprPtr argument(std::string name, DataType type) { return make(Argument{std::move(name), type}); }
+ExprPtr tag(std::string name, DataType type) { return make(Tag{std::move(name), type}); }
+ExprPtr dimensionSize(Id dimension) { return make(DimensionSize{dimension}); }
+ExprPtr dimensionStride(Id dimension) { return make(DimensionStride{dimension}); }
+ExprPtr index(Id dimension) { return make(Index{dimension}); }
+ExprPtr dataValue(Id dimension, DataType type) { return make(DataValue{dimension, type}); }
+ExprPtr unary(UnaryOp op, ExprPtr arg) { return make(Unary{op, std::move(arg)}); }
+ExprPtr binary(BinaryOp op, ExprPtr lhs, ExprPtr rhs) {
+    return make(Binary{op, std::move(lhs), std::move(rhs)});
+}
+ExprPtr select(ExprPtr condition, ExprPtr ifTrue, ExprPtr ifFalse) {
+    return make(Select{std::move(condition), std::move(ifTrue), std::move(ifFalse)});
+}
+ExprPtr convert(DataType type, ExprPtr arg) { return make(Convert{type, std::move(arg)}); }
+
+ExprPtr operator+(ExprPtr a, ExprPtr b) { return binary(BinaryOp::Add, std::move(a), std::move(b)); }
+ExprPtr operator-(ExprPtr a, ExprPtr b) {
+    return binary(BinaryOp::Subtract, std::move(a), std::move(b));
+}
+ExprPtr operator*(ExprPtr a, ExprPtr b) {
+    return binary(BinaryOp::Multiply, std::move(a), std::move(b));
+}
+ExprPtr operator/(ExprPtr a, ExprPtr b) {
+    return binary(BinaryOp::Divide, std::move(a), std::move(b));
+}
+ExprPtr operator%(ExprPtr a, ExprPtr b) {
+    return binary(BinaryOp::Modulo, std::move(a), std::move(b));
+}
+ExprPtr ceilDivide(ExprPtr a, ExprPtr b) {
+    return binary(BinaryOp::CeilDivide, std::move(a), std::move(b));
+}
+
+std::string_view name(UnaryOp op) {
+    static constexpr std::string_view names[] = {"-", "!", "~", "abs", "exp", "log", "sqrt", "tanh"};
+    return names[static_cast<int>(op)];
+}
+
+std::string_view name(BinaryOp op) {
+    static constexpr std::string_view names[] = {
+        "+",  "-",  "*", "/",  "%",  "ceildiv", "min", "max", "gcd", "<<", ">>",
+        "&",  "|",  "^", "==", "!=", "<",       "<=",  ">",   ">=",  "&&", "||"};
+    return names[static_cast<int>(op)];
+}
+
+EvaluationTime evaluationTime(Expression const& e) {
+    auto later = [](EvaluationTime a, EvaluationTime b) { return std::max(a, b); };
+    return std::visit(
+        Overloaded{
+            [](Literal const&) { return EvaluationTime::Translate; },
+            [](Argument const&) { return EvaluationTime::KernelLaunch; },
+            [](DimensionSize const&) { return EvaluationTime::KernelLaunch; },
+            [](DimensionStride const&) { return EvaluationTime::KernelLaunch; },
+            [](Tag const&) { return EvaluationTime::KernelExecute; },
+            [](Index const&) { return EvaluationTime::KernelExecute; },
+            [](DataValue const&) { return EvaluationTime::KernelExecute; },
+            [](Unary const& u) { return evaluationTime(*u.arg); },
+            [&](Binary const& b) { return later(evaluationTime(*b.lhs), evaluationTime(*b.rhs)); },
+            [&](Select const& s) {
+                return later(evaluationTime(*s.condition),
+                             later(evaluationTime(*s.ifTrue), evaluationTime(*s.ifFalse)));
+            },
+            [](Convert const& c) { return evaluationTime(*c.arg); },
+        },
+        static_cast<Expression::variant const&>(e));
+}
+
+DataType resultType(Expression const& e) { return typeOf(e).type; }
+
+bool equal(ExprPtr const& a, ExprPtr const& b) {
+    if (a == b)
+        return true;
+    if (!a || !b || a->index() != b->index())
+        return false;
+    return std::visit(
+        Overloaded{
+            [&](Literal const& x) { return x.value == std::get<Literal>(*b).value; },
+            [&](Argument const& x) {
+                auto const& y = std::get<Argument>(*b);
+                return x.name == y.name && x.type == y.type;
+            },
+            [&](Tag const& x) {
+                auto const& y = std::get<Tag>(*b);
+                return x.name == y.name && x.type == y.type;
+            },
+            [&](DimensionSize const& x) { return x.dimension == std::get<DimensionSize>(*b).dimension; },
+            [&](DimensionStride const& x) {
+                return x.dimension == std::get<DimensionStride>(*b).dimension;
+            },
+            [&](Index const& x) { return x.dimension == std::get<Index>(*b).dimension; },
+            [&](DataValue const& x) {
+                auto const& y = std::get<DataValue>(*b);
+                return x.dimension == y.dimension && x.type == y.type;
+            },
+            [&](Unary const& x) {
+                auto const& y = std::get<Unary>(*b);
+                return x.op == y.op && equal(x.arg, y.arg);
+            },
+            [&](Binary const& x) {
+                auto const& y = std::get<Binary>(*b);
+                return x.op == y.op && equal(x.lhs, y.lhs) && equal(x.rhs, y.rhs);
+            },
+            [&](Select const& x) {
+                auto const& y = std::get<Select>(*b);
+                return equal(x.condition, y.condition) && equal(x.ifTrue, y.ifTrue) &&
+                       equal(x.ifFalse, y.ifFalse);
+            },
+            [&](Convert const& x) {
+                auto const& y = std::get<Convert>(*b);
+                return x.type == y.type && equal(x.arg, y.arg);
+            },
+        },
+        static_cast<Expression::variant const&>(*a));
+}
+
+std::optional<std::int64_t> literalInt(ExprPtr const& e) {
+    if (!e)
+        return std::nullopt;
+    if (auto const* l = std::get_if<Literal>(e.get()); l && !l->value.isFloat())
+        return l->value.i;
+    return std::nullopt;
+}
+
+Value convertValue(DataType type, Value v) {
+    if (isFloat(type))
+        return Value::real(roundTo(type, v.asDouble()), type);
+    if (v.isFloat()) {
+        double const d = v.f;
+        if (!std::isfinite(d))
+            return Value::integer(0, type);
+        if (type == DataType::Bool)
+            return Value::integer(d != 0, type);
+        double const clamped = std::clamp(d, -9.2e18, 9.2e18);
+        return Value::integer(wrap(type, static_cast<std::uint64_t>(static_cast<std::int64_t>(clamped))),
+                              type);
+    }
+    return Value::integer(wrap(type, static_cast<std::uint64_t>(v.i)), type);
+}
+
+Value apply(UnaryOp op, Value a) {
+    if (op == UnaryOp::LogicalNot)
+        return Value::boolean(!a.asBool());
+    if (a.isFloat()) {
+        double const x = a.f;
+        double r = 0;
+        switch (op) {
+        case UnaryOp::Negate: r = -x; break;
+        case UnaryOp::Abs: r = std::fabs(x); break;
+        case UnaryOp::Exp: r = std::exp(x); break;
+        case UnaryOp::Log: r = std::log(x); break;
+        case UnaryOp::Sqrt: r = std::sqrt(x); break;
+        case UnaryOp::Tanh: r = std::tanh(x); break;
+        case UnaryOp::BitwiseNot: fail("'~' needs an integer operand, not {}", name(a.type));
+        case UnaryOp::LogicalNot: break;
+        }
+        return Value::real(roundTo(a.type, r), a.type);
+    }
+    auto const x = static_cast<std::uint64_t>(a.i);
+    switch (op) {
+    case UnaryOp::Negate: return Value::integer(wrap(a.type, 0 - x), a.type);
+    case UnaryOp::BitwiseNot: return Value::integer(wrap(a.type, ~x), a.type);
+    case UnaryOp::Abs: return Value::integer(wrap(a.type, a.i < 0 ? 0 - x : x), a.type);
+    case UnaryOp::Exp:
+    case UnaryOp::Log:
+    case UnaryOp::Sqrt:
+    case UnaryOp::Tanh: {
+        double const d = apply(op, Value::real(static_cast<double>(a.i))).f;
+        return Value::real(d, DataType::F64);
+    }
+    case UnaryOp::LogicalNot: break;
+    }
+    return a;
+}
+
+Value apply(BinaryOp op, Value a, Value b) {
+    if (isLogical(op)) {
+        bool const r = op == BinaryOp::LogicalAnd ? (a.asBool() && b.asBool())
+                                                  : (a.asBool() || b.asBool());
+        return Value::boolean(r);
+    }
+    DataType const type = promote(a.type, b.type);
+    if (isFloat(type)) {
+        double const x = a.asDouble(), y = b.asDouble();
+        double r = 0;
+        switch (op) {
+        case BinaryOp::Add: r = x + y; break;
+        case BinaryOp::Subtract: r = x - y; break;
+        case BinaryOp::Multiply: r = x * y; break;
+        case BinaryOp::Divide: r = x / y; break;
+        case BinaryOp::Modulo: r = std::fmod(x, y); break;
+        case BinaryOp::CeilDivide: r = std::ceil(x / y); break;
+        case BinaryOp::Min: r = std::min(x, y); break;
+        case BinaryOp::Max: r = std::max(x, y); break;
+        case BinaryOp::Equal: return Value::boolean(x == y);
+        case BinaryOp::NotEqual: return Value::boolean(x != y);
+        case BinaryOp::Less: return Value::boolean(x < y);
+        case BinaryOp::LessEqual: return Value::boolean(x <= y);
+        case BinaryOp::Greater: return Value::boolean(x > y);
+        case BinaryOp::GreaterEqual: return Value::boolean(x >= y);
+        default: fail("'{}' needs integer operands, not {}", name(op), kiln::name(type));
+        }
+        return Value::real(roundTo(type, r), type);
+    }
+    std::int64_t const x = a.i, y = b.i;
+    auto const ux = static_cast<std::uint64_t>(x), uy = static_cast<std::uint64_t>(y);
+    auto const needDivisor = [&] {
+        if (y == 0)
+            fail("'{}' by zero ({} {} 0)", name(op), x, name(op));
+        if (x == std::numeric_limits<std::int64_t>::min() && y == -1)
+            fail("'{}' overflows ({} {} -1)", name(op), x, name(op));
+    };
+    std::uint64_t r = 0;
+    switch (op) {
+    case BinaryOp::Add: r = ux + uy; break;
+    case BinaryOp::Subtract: r = ux - uy; break;
+    case BinaryOp::Multiply: r = ux * uy; break;
+    case BinaryOp::Divide: needDivisor(); r = static_cast<std::uint64_t>(x / y); break;
+    case BinaryOp::Modulo: needDivisor(); r = static_cast<std::uint64_t>(x % y); break;
+    case BinaryOp::CeilDivide: needDivisor(); r = static_cast<std::uint64_t>(ceilDiv(x, y)); break;
+    case BinaryOp::Min: r = static_cast<std::uint64_t>(std::min(x, y)); break;
+    case BinaryOp::Max: r = static_cast<std::uint64_t>(std::max(x, y)); break;
+    case BinaryOp::Gcd:
+        r = static_cast<std::uint64_t>(std::gcd(x == std::numeric_limits<std::int64_t>::min() ? 0 : x,
+                                                y == std::numeric_limits<std::int64_t>::min() ? 0 : y));
+        break;
+    case BinaryOp::ShiftLeft: r = ux << checkedShift(y); break;
+    case BinaryOp::ShiftRight: r = static_cast<std::uint64_t>(x >> checkedShift(y)); break;
+    case BinaryOp::BitwiseAnd: r = ux & uy; break;
+    case BinaryOp::BitwiseOr: r = ux | uy; break;
+    case BinaryOp::BitwiseXor: r = ux ^ uy; break;
+    case BinaryOp::Equal: return Value::boolean(x == y);
+    case BinaryOp::NotEqual: return Value::boolean(x != y);
+    case BinaryOp::Less: return Value::boolean(x < y);
+    case BinaryOp::LessEqual: return Value::boolean(x <= y);
+    case BinaryOp::Greater: return Value::boolean(x > y);
+    case BinaryOp::GreaterEqual: return Value::boolean(x >= y);
+    case BinaryOp::LogicalAnd:
+    case BinaryOp::LogicalOr: break;
+    }
+    DataType const resultType = type == DataType::Bool ? DataType::I32 : type;
+    return Value::integer(wrap(resultType, r), resultType);
+}
+
+} // namespace kiln

@@ -22,10 +22,10 @@ namespace kiln {
 template <class Node, class Edge>
 class Hypergraph {
     struct Port {
-        int number;
+        int number = 0;
     };
     struct Element {
-        Id id;
+        Id id = 0;
         std::variant<Node, Edge> value;
     };
     using Graph = boost::adjacency_list<boost::listS, boost::listS, boost::bidirectionalS, Element, Port>;

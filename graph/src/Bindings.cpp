@@ -1,0 +1,129 @@
+#include "kiln/graph/Bindings.h"
+
+#include "kiln/graph/Error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+namespace kiln {
+
+std::int64_t HostTensor::elements() const {
+    std::int64_t n = 1;
+    for (auto s : shape)
+        n *= s;
+    return n;
+}
+
+std::int64_t HostTensor::offset(std::vector<std::int64_t> const& index) const {
+    std::int64_t off = 0;
+    for (std::size_t k = 0; k < index.size(); ++k)
+        off += index[k] * strides[k];
+    return off;
+}
+
+Value BindingsEnvironment::argument(expr::Argument const& a) const {
+    if (auto it = bindings_.sizes.find(a.name); it != bindings_.sizes.end())
+        return Value::integer(it->second);
+    if (auto it = bindings_.scalars.find(a.name); it != bindings_.scalars.end())
+        return it->second;
+    fail("argument '{}' has no value: give it in the problem (e.g. --size {}=128)", a.name, a.name);
+}
+
+namespace {
+// Calls f(multi-index) for every index of `shape`, row-major.
+template <class F>
+void forEachIndex(std::vector<std::int64_t> const& shape, F&& f) {
+    for (auto s : shape)
+        if (s <= 0)
+            return;
+    std::vector<std::int64_t> index(shape.size(), 0);
+    while (true) {
+        f(index);
+        std::size_t k = shape.size();
+        while (k > 0) {
+            --k;
+            if (++index[k] < shape[k])
+                break;
+            index[k] = 0;
+            if (k == 0)
+                return;
+        }
+        if (shape.empty())
+            return;
+    }
+}
+} // namespace
+
+Bindings randomBindings(Command const& command, std::map<std::string, double> const& problem,
+                        std::uint64_t seed) {
+    Bindings b;
+    std::mt19937_64 rng(seed);
+    for (auto const& size : command.sizes()) {
+        auto it = problem.find(size);
+        if (it == problem.end())
+            fail("size '{}' has no value: give it in the problem (e.g. --size {}=128)", size, size);
+        if (it->second < 0 || it->second != std::floor(it->second) || it->second > 1e12)
+            fail("size '{}' must be a non-negative integer, not {}", size, it->second);
+        b.sizes[size] = static_cast<std::int64_t>(it->second);
+    }
+    std::uniform_real_distribution<double> real(-1.0, 1.0);
+    std::uniform_int_distribution<int> integer(-8, 8);
+    auto draw = [&](DataType type) {
+        return isFloat(type) ? roundTo(type, real(rng)) : static_cast<double>(integer(rng));
+    };
+    for (auto const& s : command.scalars()) {
+        auto it = problem.find(s.name);
+        double const v = it != problem.end() ? it->second : draw(s.dtype);
+        b.scalars[s.name] = isFloat(s.dtype) ? Value::real(roundTo(s.dtype, v), s.dtype)
+                                             : Value::integer(static_cast<std::int64_t>(v), s.dtype);
+    }
+    BindingsEnvironment env(b);
+    for (auto const& t : command.tensors()) {
+        HostTensor h{t.dtype, {}, {}, {}};
+        for (auto const& s : t.shape)
+            h.shape.push_back(evaluateInt(*s, env));
+        for (auto const& s : t.strides)
+            h.strides.push_back(evaluateInt(*s, env));
+        for (std::size_t k = 0; k < h.shape.size(); ++k) {
+            if (h.shape[k] < 0)
+                fail("tensor '{}' axis {} has negative size {}", t.name, k, h.shape[k]);
+            if (h.strides[k] < 0)
+                fail("tensor '{}' axis {} has negative stride {}", t.name, k, h.strides[k]);
+        }
+        std::int64_t span = 1;
+        for (std::size_t k = 0; k < h.shape.size(); ++k)
+            span += (h.shape[k] - 1) * h.strides[k];
+        if (h.elements() == 0)
+            span = 0;
+        if (span > (std::int64_t{1} << 31))
+            fail("tensor '{}' has {} elements; the host reference stops at 2^31", t.name, span);
+        h.data.assign(static_cast<std::size_t>(span), 0.0);
+        forEachIndex(h.shape, [&](std::vector<std::int64_t> const& index) {
+            h.data[static_cast<std::size_t>(h.offset(index))] = draw(t.dtype);
+        });
+        b.tensors[t.name] = std::move(h);
+    }
+    return b;
+}
+
+double maxRelativeError(HostTensor const& actual, HostTensor const& reference) {
+    KILN_ASSERT(actual.shape == reference.shape, "comparing tensors of different shapes");
+    double scale = 0;
+    forEachIndex(reference.shape, [&](std::vector<std::int64_t> const& index) {
+        scale = std::max(scale, std::fabs(reference.data[static_cast<std::size_t>(reference.offset(index))]));
+    });
+    double const floor = std::max(1e-3 * scale, 1e-300);
+    double worst = 0;
+    forEachIndex(reference.shape, [&](std::vector<std::int64_t> const& index) {
+        double const a = actual.data[static_cast<std::size_t>(actual.offset(index))];
+        double const r = reference.data[static_cast<std::size_t>(reference.offset(index))];
+        double const error = (std::isnan(a) != std::isnan(r)) ? INFINITY
+                             : std::isnan(a)                  ? 0.0
+                                                              : std::fabs(a - r) / std::max(std::fabs(r), floor);
+        worst = std::max(worst, error);
+    });
+    return worst;
+}
+
+} // namespace kiln

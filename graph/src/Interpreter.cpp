@@ -1,0 +1,360 @@
+#include "kiln/graph/Interpreter.h"
+
+#include "kiln/graph/CoordinatePlan.h"
+#include "kiln/graph/Translate.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+
+namespace kiln {
+
+namespace {
+
+bool perWorkitem(DimensionKind kind) {
+    return kind == DimensionKind::Register || kind == DimensionKind::ThreadTile;
+}
+
+class Interpreter : public BindingsEnvironment {
+public:
+    Interpreter(KernelGraph const& graph, Bindings& bindings, InterpreterOptions const& options)
+        : BindingsEnvironment(bindings), graph_(graph), bindings_(bindings), options_(options) {
+        for (Id d : graph.coordinates.nodes()) {
+            auto kind = graph.coordinates.node(d).kind;
+            if (kind == DimensionKind::Workgroup)
+                workgroups_.push_back(d);
+            else if (kind == DimensionKind::Workitem)
+                workitems_.push_back(d);
+        }
+    }
+
+    void run() {
+        std::int64_t const groups = count(workgroups_);
+        lanes_ = count(workitems_);
+        Id const kernel = graph_.kernel();
+        for (std::int64_t g = 0; g < groups; ++g) {
+            bind(workgroups_, g);
+            group_ = g;
+            runList(sequence(kernel, ControlEdgeKind::Body));
+        }
+    }
+
+    // Environment: what expressions read.
+    Value dimensionSize(Id d) const override { return Value::integer(size(d)); }
+    Value dimensionStride(Id d) const override {
+        auto const& dim = graph_.coordinates.node(d);
+        if (!dim.stride)
+            fail("dimension #{} has no stride", d);
+        return Value::integer(evaluateInt(*dim.stride, *this));
+    }
+    Value index(Id d) const override {
+        auto it = coordinates_.find(d);
+        if (it == coordinates_.end())
+            fail("the index of dimension #{} ({}) is not set where it is read", d,
+                 name(graph_.coordinates.node(d).kind));
+        return Value::integer(it->second);
+    }
+    Value dataValue(expr::DataValue const& d) const override {
+        auto const& values = storage(d.dimension);
+        std::size_t const at = values.size() == 1 ? 0 : element_;
+        if (at >= values.size())
+            fail("value#{} has {} elements; element {} was read", d.dimension, values.size(), at);
+        double const v = values[at];
+        return isFloat(d.type) ? Value::real(v, d.type) : Value::integer(static_cast<std::int64_t>(v), d.type);
+    }
+
+private:
+    std::int64_t count(std::vector<Id> const& dims) const {
+        std::int64_t n = 1;
+        for (Id d : dims)
+            n *= size(d);
+        return n;
+    }
+
+    // Sets the indices of `dims` from one linear number (the last dimension fastest).
+    void bind(std::vector<Id> const& dims, std::int64_t linear) {
+        for (std::size_t k = dims.size(); k-- > 0;) {
+            std::int64_t const s = size(dims[k]);
+            coordinates_[dims[k]] = linear % s;
+            linear /= s;
+        }
+    }
+
+    std::int64_t size(Id d) const {
+        if (auto it = sizes_.find(d); it != sizes_.end())
+            return it->second;
+        auto const& dim = graph_.coordinates.node(d);
+        if (!dim.size)
+            fail("dimension #{} ({}) has no size", d, name(dim.kind));
+        std::int64_t const s = evaluateInt(*dim.size, *this);
+        if (s < 0)
+            fail("dimension #{} ({}) has negative size {}", d, name(dim.kind), s);
+        sizes_[d] = s;
+        return s;
+    }
+
+    std::optional<std::int64_t> optionalSize(Id d) const {
+        return graph_.coordinates.node(d).size ? std::optional(size(d)) : std::nullopt;
+    }
+    std::optional<std::int64_t> optionalStride(Id d) const {
+        return graph_.coordinates.node(d).stride ? std::optional(dimensionStride(d).i) : std::nullopt;
+    }
+
+    // Storage of a data dimension for the current workgroup (and workitem, where per-thread).
+    std::vector<double>& storage(Id d) const {
+        auto const kind = graph_.coordinates.node(d).kind;
+        std::int64_t const lane = perWorkitem(kind) ? lane_ : -1;
+        auto& values = storage_[{d, group_, lane}];
+        if (values.empty())
+            values.assign(static_cast<std::size_t>(size(d)), 0.0);
+        return values;
+    }
+
+    HostTensor& tensor(Id user) {
+        auto const& name = graph_.coordinates.node(user).name;
+        auto it = bindings_.tensors.find(name);
+        if (it == bindings_.tensors.end())
+            fail("tensor '{}' has no value", name);
+        return it->second;
+    }
+
+    std::vector<Id> const& sequence(Id op, ControlEdgeKind kind) {
+        auto key = std::pair(op, kind);
+        auto it = sequences_.find(key);
+        if (it == sequences_.end())
+            it = sequences_.emplace(key, graph_.sequence(op, kind)).first;
+        return it->second;
+    }
+
+    void runList(std::vector<Id> const& ops) {
+        for (Id op : ops)
+            execute(op);
+    }
+
+    bool needsWorkitems(Id op) const {
+        for (auto const& c : graph_.mapping.connections(op))
+            if (perWorkitem(graph_.coordinates.node(c.dimension).kind))
+                return true;
+        return false;
+    }
+
+    void execute(Id op) {
+        auto const& operation = graph_.control.node(op);
+        switch (operation.kind) {
+        case OperationKind::ForLoop:
+            return runLoop(op, operation);
+        case OperationKind::If:
+            if (evaluate(*operation.expression, *this).asBool())
+                runList(sequence(op, ControlEdgeKind::Body));
+            else
+                runList(sequence(op, ControlEdgeKind::Else));
+            return;
+        case OperationKind::Kernel:
+        case OperationKind::Barrier:
+        case OperationKind::Nop:
+            return; // workitems run in lockstep, so a barrier holds by construction
+        default:
+            break;
+        }
+        if (!needsWorkitems(op)) {
+            lane_ = -1;
+            return executeData(op, operation);
+        }
+        for (std::int64_t lane = 0; lane < lanes_; ++lane) {
+            lane_ = lane;
+            bind(workitems_, lane);
+            executeData(op, operation);
+        }
+        for (Id w : workitems_)
+            coordinates_.erase(w);
+        lane_ = -1;
+    }
+
+    void runLoop(Id op, Operation const& loop) {
+        for (Id init : successors(op, ControlEdgeKind::Initialize))
+            execute(init);
+        std::int64_t iterations = 0;
+        while (evaluate(*loop.expression, *this).asBool()) {
+            if (++iterations > options_.maxLoopIterations)
+                fail("ForLoop #{} ({}) ran {} iterations without ending", op, loop.name,
+                     options_.maxLoopIterations);
+            runList(sequence(op, ControlEdgeKind::Body));
+            for (Id step : successors(op, ControlEdgeKind::ForLoopIncrement))
+                execute(step);
+        }
+    }
+
+    std::vector<Id> const& successors(Id op, ControlEdgeKind kind) {
+        auto key = std::pair(op, kind);
+        auto it = successors_.find(key);
+        if (it == successors_.end())
+            it = successors_.emplace(key, graph_.successors(op, kind)).first;
+        return it->second;
+    }
+
+    void executeData(Id op, Operation const& operation) {
+        auto const& mapping = graph_.mapping;
+        switch (operation.kind) {
+        case OperationKind::LoadLinear:
+        case OperationKind::LoadTiled:
+        case OperationKind::LoadShared:
+            return move(op, mapping.get(op, role::source), mapping.get(op, role::dest), /*load=*/true);
+        case OperationKind::StoreLinear:
+        case OperationKind::StoreTiled:
+        case OperationKind::StoreShared:
+            return move(op, mapping.get(op, role::source), mapping.get(op, role::dest), /*load=*/false);
+        case OperationKind::Assign:
+            return assign(op, operation);
+        case OperationKind::Multiply:
+            return multiply(op, operation);
+        case OperationKind::Reduce:
+            return reduce(op, operation);
+        default:
+            KILN_ASSERT(false, "operation {} ({}) is not a data operation", op, name(operation.kind));
+        }
+    }
+
+    // The known coordinates for a plan: every index currently set, then the element's dimension.
+    CoordinatePlan const& plan(Id op, Id element, Id target) {
+        std::vector<Id> known;
+        for (auto const& [d, v] : coordinates_)
+            if (d != element)
+                known.push_back(d);
+        known.push_back(element);
+        auto key = std::pair(op, known);
+        auto it = plans_.find(key);
+        if (it == plans_.end()) {
+            CoordinatePlan::Extents const extents{[this](Id d) { return optionalSize(d); },
+                                                  [this](Id d) { return optionalStride(d); }};
+            it = plans_.emplace(key, std::make_unique<CoordinatePlan>(graph_, known, std::vector<Id>{target},
+                                                                      extents))
+                     .first;
+        }
+        return *it->second;
+    }
+
+    // Loads (memory -> domain) and stores (domain -> memory), element by element of the
+    // non-memory side, with addresses from the coordinate transforms.
+    void move(Id op, Id source, Id dest, bool load) {
+        Id const memory = load ? source : dest;
+        Id const domain = load ? dest : source;
+        bool const global = graph_.coordinates.node(memory).kind == DimensionKind::User;
+        CoordinatePlan const& p = plan(op, domain, memory);
+
+        std::vector<std::int64_t> known;
+        for (auto const& [d, v] : coordinates_)
+            if (d != domain)
+                known.push_back(v);
+        known.push_back(0);
+        auto& values = storage(domain);
+        HostTensor* t = global ? &tensor(memory) : nullptr;
+        std::vector<double>* shared = global ? nullptr : &storage(memory);
+        DataType const domainType = graph_.coordinates.node(domain).dtype.value_or(DataType::F64);
+        DataType const memoryType =
+            global ? t->dtype : graph_.coordinates.node(memory).dtype.value_or(DataType::F64);
+
+        std::int64_t address = 0;
+        for (std::size_t e = 0; e < values.size(); ++e) {
+            known.back() = static_cast<std::int64_t>(e);
+            bool const inside = p.run(known, std::span(&address, 1));
+            std::vector<double>& memoryValues = global ? t->data : *shared;
+            bool const valid = inside && address >= 0 && static_cast<std::size_t>(address) < memoryValues.size();
+            if (load)
+                values[e] = valid ? roundTo(domainType, memoryValues[static_cast<std::size_t>(address)]) : 0.0;
+            else if (valid)
+                memoryValues[static_cast<std::size_t>(address)] = roundTo(memoryType, values[e]);
+        }
+    }
+
+    void assign(Id op, Operation const& operation) {
+        Id const dest = graph_.mapping.get(op, role::dest);
+        auto const& dim = graph_.coordinates.node(dest);
+        if (!holdsData(dim.kind)) { // a loop counter or other index
+            coordinates_[dest] = evaluateInt(*operation.expression, *this);
+            return;
+        }
+        DataType const type = dim.dtype.value_or(operation.dtype.value_or(DataType::F64));
+        auto& values = storage(dest);
+        for (element_ = 0; element_ < values.size(); ++element_)
+            values[element_] = convertValue(type, evaluate(*operation.expression, *this)).asDouble();
+        element_ = 0;
+    }
+
+    std::vector<std::int64_t> shape(Id d) const {
+        std::vector<std::int64_t> result;
+        for (auto const& s : graph_.coordinates.node(d).shape)
+            result.push_back(evaluateInt(*s, *this));
+        return result;
+    }
+
+    void multiply(Id op, Operation const& operation) {
+        Id const lhs = graph_.mapping.get(op, role::lhs), rhs = graph_.mapping.get(op, role::rhs);
+        Id const dest = graph_.mapping.get(op, role::dest);
+        auto const a = shape(lhs), b = shape(rhs);
+        if (a.size() != 2 || b.size() != 2)
+            fail("Multiply #{} needs two-axis tiles", op);
+        std::int64_t const m = a[operation.transposeA ? 1 : 0], k = a[operation.transposeA ? 0 : 1];
+        std::int64_t const n = b[operation.transposeB ? 0 : 1];
+        if (b[operation.transposeB ? 1 : 0] != k)
+            fail("Multiply #{}: inner sizes {} and {} differ", op, k, b[operation.transposeB ? 1 : 0]);
+        auto const& x = storage(lhs);
+        auto const& y = storage(rhs);
+        auto& out = storage(dest);
+        if (static_cast<std::int64_t>(out.size()) != m * n)
+            fail("Multiply #{}: dest has {} elements, not {} x {}", op, out.size(), m, n);
+        DataType const type = graph_.coordinates.node(dest).dtype.value_or(DataType::F32);
+        for (std::int64_t i = 0; i < m; ++i)
+            for (std::int64_t j = 0; j < n; ++j) {
+                double sum = 0;
+                for (std::int64_t p = 0; p < k; ++p)
+                    sum += x[static_cast<std::size_t>(operation.transposeA ? p * m + i : i * k + p)] *
+                           y[static_cast<std::size_t>(operation.transposeB ? j * k + p : p * n + j)];
+                out[static_cast<std::size_t>(i * n + j)] = roundTo(type, sum);
+            }
+    }
+
+    void reduce(Id op, Operation const& operation) {
+        Id const source = graph_.mapping.get(op, role::source), dest = graph_.mapping.get(op, role::dest);
+        auto const s = shape(source);
+        auto const& in = storage(source);
+        auto& out = storage(dest);
+        std::int64_t const last = s.empty() ? 1 : s.back();
+        std::int64_t const rows = last == 0 ? 0 : static_cast<std::int64_t>(in.size()) / last;
+        if (rows > static_cast<std::int64_t>(out.size()))
+            fail("Reduce #{}: dest has {} elements for {} rows", op, out.size(), rows);
+        DataType const type = graph_.coordinates.node(dest).dtype.value_or(DataType::F64);
+        for (std::int64_t r = 0; r < rows; ++r) {
+            double acc = operation.combine == Combine::Sum ? 0.0
+                         : operation.combine == Combine::Max ? -std::numeric_limits<double>::infinity()
+                                                             : std::numeric_limits<double>::infinity();
+            for (std::int64_t c = 0; c < last; ++c) {
+                double const v = in[static_cast<std::size_t>(r * last + c)];
+                acc = operation.combine == Combine::Sum ? acc + v
+                      : operation.combine == Combine::Max ? std::max(acc, v)
+                                                          : std::min(acc, v);
+            }
+            out[static_cast<std::size_t>(r)] = roundTo(type, acc);
+        }
+    }
+
+    KernelGraph const& graph_;
+    Bindings& bindings_;
+    InterpreterOptions options_;
+    std::vector<Id> workgroups_, workitems_;
+    std::int64_t lanes_ = 1, lane_ = -1, group_ = 0;
+    std::size_t element_ = 0;
+    std::map<Id, std::int64_t> coordinates_;
+    mutable std::map<Id, std::int64_t> sizes_;
+    mutable std::map<std::tuple<Id, std::int64_t, std::int64_t>, std::vector<double>> storage_;
+    std::map<std::pair<Id, ControlEdgeKind>, std::vector<Id>> sequences_, successors_;
+    std::map<std::pair<Id, std::vector<Id>>, std::unique_ptr<CoordinatePlan>> plans_;
+};
+
+} // namespace
+
+void interpret(KernelGraph const& graph, Bindings& bindings, InterpreterOptions const& options) {
+    Interpreter(graph, bindings, options).run();
+}
+
+} // namespace kiln

@@ -113,7 +113,7 @@ double maxRelativeError(HostTensor const& actual, HostTensor const& reference) {
     forEachIndex(reference.shape, [&](std::vector<std::int64_t> const& index) {
         scale = std::max(scale, std::fabs(reference.data[static_cast<std::size_t>(reference.offset(index))]));
     });
-    double const floor = std::max(1e-3 * scale, 1e-300);
+    double const floor = std::max(1e-2 * scale, 1e-300);
     double worst = 0;
     forEachIndex(reference.shape, [&](std::vector<std::int64_t> const& index) {
         double const a = actual.data[static_cast<std::size_t>(actual.offset(index))];

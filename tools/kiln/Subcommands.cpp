@@ -5,6 +5,8 @@ namespace kiln::cli {
 std::span<const Subcommand> subcommands() {
     static constexpr Subcommand table[] = {
         {"translate", addTranslate},
+        {"interp", addInterp},
+        {"demo", addDemo},
     };
     return table;
 }

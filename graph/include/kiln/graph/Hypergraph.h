@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
+#include <memory>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -37,25 +39,31 @@ public:
     Hypergraph& operator=(Hypergraph const& other) {
         if (this == &other)
             return *this;
-        graph_.clear();
+        graph_->clear();
         vertices_.clear();
-        for (Id id : other.elements()) {
-            auto const& e = other.graph_[other.vertex(id)];
-            place(id, add_vertex(e, graph_));
-        }
+        for (Id id : other.elements())
+            place(id, add_vertex((*other.graph_)[other.vertex(id)], *graph_));
         for (Id id : other.edges()) {
             auto tails = other.tails(id), heads = other.heads(id);
             connect(id, tails, heads);
         }
         return *this;
     }
-    Hypergraph(Hypergraph&&) noexcept = default;
-    Hypergraph& operator=(Hypergraph&&) noexcept = default;
+    // Moving keeps the Boost graph where it is (vertex descriptors point into it) and leaves
+    // the source empty.
+    Hypergraph(Hypergraph&& other) noexcept
+        : graph_(std::exchange(other.graph_, std::make_unique<Graph>()))
+        , vertices_(std::move(other.vertices_)) {}
+    Hypergraph& operator=(Hypergraph&& other) noexcept {
+        std::swap(graph_, other.graph_);
+        std::swap(vertices_, other.vertices_);
+        return *this;
+    }
 
     /// Adds a node under a fresh id.
     void addNode(Id id, Node node) {
         KILN_ASSERT(!contains(id), "id {} is taken", id);
-        place(id, add_vertex(Element{id, std::move(node)}, graph_));
+        place(id, add_vertex(Element{id, std::move(node)}, *graph_));
     }
 
     /// Adds a hyperedge from `tails` to `heads` (both ordered) under a fresh id.
@@ -65,7 +73,7 @@ public:
             KILN_ASSERT(isNode(n), "tail {} of edge {} is not a node", n, id);
         for (Id n : heads)
             KILN_ASSERT(isNode(n), "head {} of edge {} is not a node", n, id);
-        place(id, add_vertex(Element{id, std::move(edge)}, graph_));
+        place(id, add_vertex(Element{id, std::move(edge)}, *graph_));
         connect(id, tails, heads);
     }
 
@@ -73,10 +81,10 @@ public:
     void remove(Id id) {
         Vertex v = vertex(id);
         if (isNode(id))
-            KILN_ASSERT(in_degree(v, graph_) == 0 && out_degree(v, graph_) == 0,
+            KILN_ASSERT(in_degree(v, *graph_) == 0 && out_degree(v, *graph_) == 0,
                         "node {} still has edges", id);
-        clear_vertex(v, graph_);
-        remove_vertex(v, graph_);
+        clear_vertex(v, *graph_);
+        remove_vertex(v, *graph_);
         vertices_[static_cast<std::size_t>(id)] = nullptr;
     }
 
@@ -84,13 +92,13 @@ public:
         return id >= 0 && static_cast<std::size_t>(id) < vertices_.size() &&
                vertices_[static_cast<std::size_t>(id)] != nullptr;
     }
-    bool isNode(Id id) const { return contains(id) && graph_[vertex(id)].value.index() == 0; }
-    bool isEdge(Id id) const { return contains(id) && graph_[vertex(id)].value.index() == 1; }
+    bool isNode(Id id) const { return contains(id) && (*graph_)[vertex(id)].value.index() == 0; }
+    bool isEdge(Id id) const { return contains(id) && (*graph_)[vertex(id)].value.index() == 1; }
 
     Node const& node(Id id) const { return std::get<0>(element(id)); }
-    Node& node(Id id) { return std::get<0>(graph_[vertex(id)].value); }
+    Node& node(Id id) { return std::get<0>((*graph_)[vertex(id)].value); }
     Edge const& edge(Id id) const { return std::get<1>(element(id)); }
-    Edge& edge(Id id) { return std::get<1>(graph_[vertex(id)].value); }
+    Edge& edge(Id id) { return std::get<1>((*graph_)[vertex(id)].value); }
 
     /// The ordered tails (inputs) of hyperedge `id`.
     std::vector<Id> tails(Id id) const { return ports(id, /*incoming=*/true); }
@@ -100,15 +108,15 @@ public:
     /// Hyperedges that have node `id` among their tails.
     std::vector<Id> outgoing(Id id) const {
         std::vector<Id> result;
-        for (auto e : boost::make_iterator_range(out_edges(vertex(id), graph_)))
-            pushUnique(result, graph_[target(e, graph_)].id);
+        for (auto e : boost::make_iterator_range(out_edges(vertex(id), *graph_)))
+            pushUnique(result, (*graph_)[target(e, *graph_)].id);
         return result;
     }
     /// Hyperedges that have node `id` among their heads.
     std::vector<Id> incoming(Id id) const {
         std::vector<Id> result;
-        for (auto e : boost::make_iterator_range(in_edges(vertex(id), graph_)))
-            pushUnique(result, graph_[source(e, graph_)].id);
+        for (auto e : boost::make_iterator_range(in_edges(vertex(id), *graph_)))
+            pushUnique(result, (*graph_)[source(e, *graph_)].id);
         return result;
     }
 
@@ -119,10 +127,10 @@ public:
     /// Nodes and hyperedges, in insertion order.
     std::vector<Id> elements() const { return collect(-1); }
 
-    std::size_t size() const { return num_vertices(graph_); }
+    std::size_t size() const { return num_vertices(*graph_); }
 
 private:
-    std::variant<Node, Edge> const& element(Id id) const { return graph_[vertex(id)].value; }
+    std::variant<Node, Edge> const& element(Id id) const { return (*graph_)[vertex(id)].value; }
 
     Vertex vertex(Id id) const {
         KILN_ASSERT(contains(id), "no element {}", id);
@@ -139,9 +147,9 @@ private:
     void connect(Id id, std::vector<Id> const& tails, std::vector<Id> const& heads) {
         Vertex const e = vertex(id);
         for (std::size_t i = 0; i < tails.size(); ++i)
-            add_edge(vertex(tails[i]), e, Port{static_cast<int>(i)}, graph_);
+            add_edge(vertex(tails[i]), e, Port{static_cast<int>(i)}, *graph_);
         for (std::size_t i = 0; i < heads.size(); ++i)
-            add_edge(e, vertex(heads[i]), Port{static_cast<int>(i)}, graph_);
+            add_edge(e, vertex(heads[i]), Port{static_cast<int>(i)}, *graph_);
     }
 
     std::vector<Id> ports(Id id, bool incoming) const {
@@ -149,11 +157,11 @@ private:
         std::vector<std::pair<int, Id>> numbered;
         Vertex const v = vertex(id);
         if (incoming)
-            for (auto e : boost::make_iterator_range(in_edges(v, graph_)))
-                numbered.emplace_back(graph_[e].number, graph_[source(e, graph_)].id);
+            for (auto e : boost::make_iterator_range(in_edges(v, *graph_)))
+                numbered.emplace_back((*graph_)[e].number, (*graph_)[source(e, *graph_)].id);
         else
-            for (auto e : boost::make_iterator_range(out_edges(v, graph_)))
-                numbered.emplace_back(graph_[e].number, graph_[target(e, graph_)].id);
+            for (auto e : boost::make_iterator_range(out_edges(v, *graph_)))
+                numbered.emplace_back((*graph_)[e].number, (*graph_)[target(e, *graph_)].id);
         std::sort(numbered.begin(), numbered.end());
         std::vector<Id> result;
         result.reserve(numbered.size());
@@ -164,10 +172,10 @@ private:
 
     std::vector<Id> collect(int which) const {
         std::vector<Id> result;
-        result.reserve(num_vertices(graph_));
-        for (auto v : boost::make_iterator_range(boost::vertices(graph_)))
-            if (which < 0 || static_cast<int>(graph_[v].value.index()) == which)
-                result.push_back(graph_[v].id);
+        result.reserve(num_vertices(*graph_));
+        for (auto v : boost::make_iterator_range(boost::vertices(*graph_)))
+            if (which < 0 || static_cast<int>((*graph_)[v].value.index()) == which)
+                result.push_back((*graph_)[v].id);
         return result;
     }
 
@@ -176,7 +184,7 @@ private:
             ids.push_back(id);
     }
 
-    Graph graph_;
+    std::unique_ptr<Graph> graph_ = std::make_unique<Graph>();
     std::vector<Vertex> vertices_; // by id; nullptr once removed
 };
 

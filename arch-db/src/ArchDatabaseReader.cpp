@@ -54,6 +54,14 @@ public:
         return value;
     }
 
+    /// An object used as a map from names to entries (facts, instructions): any keys.
+    Json const& map(Json const& value, std::string const& pointer) const {
+        if (!value.is_object()) {
+            fail(pointer, "expected an object");
+        }
+        return value;
+    }
+
     std::string string(Json const& parent, char const* key, std::string const& pointer) const {
         Json const& value = parent.at(key);
         if (!value.is_string()) {
@@ -102,8 +110,12 @@ public:
 
     Fact fact(std::string const& name, Json const& value, std::string const& pointer) const {
         object(value, pointer, {"value", "unit", "source"}, {"origin", "database_value"});
-        Fact fact{name, integer(value, "value", pointer, kAnyInteger), string(value, "unit", pointer),
-                  string(value, "source", pointer), FactOrigin::Database, std::nullopt};
+        Fact fact{name,
+                  integer(value, "value", pointer, kAnyInteger),
+                  string(value, "unit", pointer),
+                  string(value, "source", pointer),
+                  FactOrigin::Database,
+                  std::nullopt};
         if (value.contains("origin")) {
             std::string origin = string(value, "origin", pointer);
             if (origin == "device") {
@@ -121,7 +133,8 @@ public:
     Instruction instruction(std::string const& name, Json const& value,
                             std::string const& pointer) const {
         object(value, pointer,
-               {"kind", "latency", "issue_cycles", "wait_queue", "bytes_per_lane", "source"},
+               {"kind", "latency", "latency_source", "issue_cycles", "issue_source", "wait_queue",
+                "bytes_per_lane"},
                {"aliases", "offset", "matrix"});
         Instruction result;
         result.name = name;
@@ -140,9 +153,13 @@ public:
         }
         result.waitQueue = *parsedQueue;
         result.bytesPerLane = smallInteger(value, "bytes_per_lane", pointer, 0);
-        result.source = string(value, "source", pointer);
-        if (result.source.empty()) {
-            fail(pointer + "/source", "every figure needs a source");
+        result.latencySource = string(value, "latency_source", pointer);
+        result.issueSource = string(value, "issue_source", pointer);
+        if (result.latencySource.empty()) {
+            fail(pointer + "/latency_source", "every figure needs a source");
+        }
+        if (result.issueSource.empty()) {
+            fail(pointer + "/issue_source", "every figure needs a source");
         }
         if (value.contains("aliases")) {
             result.aliases = strings(value, "aliases", pointer);
@@ -150,9 +167,9 @@ public:
         if (value.contains("offset")) {
             std::string at = pointer + "/offset";
             Json const& offset = object(value.at("offset"), at, {"min", "max", "source"});
-            result.offset = OffsetRange{integer(offset, "min", at, kAnyInteger),
-                                        integer(offset, "max", at, kAnyInteger),
-                                        string(offset, "source", at)};
+            result.offset =
+                OffsetRange{integer(offset, "min", at, kAnyInteger),
+                            integer(offset, "max", at, kAnyInteger), string(offset, "source", at)};
             if (result.offset->min > result.offset->max) {
                 fail(at, "min is larger than max");
             }
@@ -161,14 +178,11 @@ public:
             std::string at = pointer + "/matrix";
             Json const& matrix =
                 object(value.at("matrix"), at, {"m", "n", "k", "blocks", "a", "b", "c", "d"});
-            result.matrix = MatrixShape{smallInteger(matrix, "m", at, 1),
-                                        smallInteger(matrix, "n", at, 1),
-                                        smallInteger(matrix, "k", at, 1),
-                                        smallInteger(matrix, "blocks", at, 1),
-                                        string(matrix, "a", at),
-                                        string(matrix, "b", at),
-                                        string(matrix, "c", at),
-                                        string(matrix, "d", at)};
+            result.matrix =
+                MatrixShape{smallInteger(matrix, "m", at, 1), smallInteger(matrix, "n", at, 1),
+                            smallInteger(matrix, "k", at, 1), smallInteger(matrix, "blocks", at, 1),
+                            string(matrix, "a", at),          string(matrix, "b", at),
+                            string(matrix, "c", at),          string(matrix, "d", at)};
         }
         if ((result.kind == InstructionKind::Matrix) != result.matrix.has_value()) {
             fail(pointer, "\"matrix\" is required for, and only allowed on, kind \"matrix\"");
@@ -189,9 +203,14 @@ public:
             fail(pointer + "/vendor", "expected \"nvidia\" or \"amd\"");
         }
         std::vector<Fact> facts;
-        Json const& factsJson = object(value.at("facts"), pointer + "/facts", {});
+        Json const& factsJson = map(value.at("facts"), pointer + "/facts");
         for (auto const& [key, member] : factsJson.items()) {
             facts.push_back(fact(key, member, pointer + "/facts/" + key));
+        }
+        for (std::string_view required : kRequiredFacts) {
+            if (!factsJson.contains(required)) {
+                fail(pointer + "/facts", "missing required fact \"" + std::string(required) + "\"");
+            }
         }
         std::vector<Capability> capabilities;
         auto names = strings(value, "capabilities", pointer);
@@ -204,8 +223,7 @@ public:
             capabilities.push_back(*capability);
         }
         std::vector<Instruction> instructions;
-        Json const& instructionsJson =
-            object(value.at("instructions"), pointer + "/instructions", {});
+        Json const& instructionsJson = map(value.at("instructions"), pointer + "/instructions");
         for (auto const& [key, member] : instructionsJson.items()) {
             instructions.push_back(instruction(key, member, pointer + "/instructions/" + key));
         }
@@ -236,9 +254,8 @@ std::vector<Arch> readDatabase(std::string_view text, std::string const& origin)
     reader.object(root, "", {"schema_version", "targets"}, {"generator", "capabilities"});
     std::int64_t version = reader.integer(root, "schema_version", "", 0);
     if (version != kSchemaVersion) {
-        reader.fail("/schema_version", "this Kiln reads version " +
-                                           std::to_string(kSchemaVersion) + ", the file is " +
-                                           std::to_string(version));
+        reader.fail("/schema_version", "this Kiln reads version " + std::to_string(kSchemaVersion) +
+                                           ", the file is " + std::to_string(version));
     }
     Json const& targets = root.at("targets");
     if (!targets.is_array() || targets.empty()) {

@@ -23,10 +23,11 @@ Json factJson(Fact const& fact) {
 Json instructionJson(Instruction const& instruction) {
     Json result = {{"kind", name(instruction.kind)},
                    {"latency", instruction.latency},
+                   {"latency_source", instruction.latencySource},
                    {"issue_cycles", instruction.issueCycles},
+                   {"issue_source", instruction.issueSource},
                    {"wait_queue", name(instruction.waitQueue)},
-                   {"bytes_per_lane", instruction.bytesPerLane},
-                   {"source", instruction.source}};
+                   {"bytes_per_lane", instruction.bytesPerLane}};
     if (!instruction.aliases.empty()) {
         result["aliases"] = instruction.aliases;
     }
@@ -34,9 +35,9 @@ Json instructionJson(Instruction const& instruction) {
         result["offset"] = {{"min", offset->min}, {"max", offset->max}, {"source", offset->source}};
     }
     if (auto const& matrix = instruction.matrix) {
-        result["matrix"] = {{"m", matrix->m}, {"n", matrix->n}, {"k", matrix->k},
+        result["matrix"] = {{"m", matrix->m},           {"n", matrix->n}, {"k", matrix->k},
                             {"blocks", matrix->blocks}, {"a", matrix->a}, {"b", matrix->b},
-                            {"c", matrix->c}, {"d", matrix->d}};
+                            {"c", matrix->c},           {"d", matrix->d}};
     }
     return result;
 }

@@ -1,5 +1,6 @@
 // Capability.cpp: name lookups for capabilities, instruction kinds and wait queues.
 #include "kiln/arch-db/Capability.h"
+
 #include "kiln/arch-db/Instruction.h"
 
 #include <functional>

@@ -118,9 +118,8 @@ void list() {
             auto value = arch.fact(name);
             return value ? std::to_string(*value) : std::string("-");
         };
-        table.add({arch.name(), std::string(name(arch.vendor())), arch.family(),
-                   fact("wave_size"), fact("multiprocessor_count"), fact("shared_bytes"),
-                   arch.referencePart()});
+        table.add({arch.name(), std::string(name(arch.vendor())), arch.family(), fact("wave_size"),
+                   fact("multiprocessor_count"), fact("shared_bytes"), arch.referencePart()});
     }
     table.print();
 }
@@ -132,9 +131,8 @@ void show(std::string const& target, bool json) {
         return;
     }
     SourceList sources;
-    fmt::print("{}  {} {}  (reference part: {}; database: {})\n", arch.name(),
-               name(arch.vendor()), arch.family(), arch.referencePart(),
-               ArchLibrary::instance().origin());
+    fmt::print("{}  {} {}  (reference part: {}; database: {})\n", arch.name(), name(arch.vendor()),
+               arch.family(), arch.referencePart(), ArchLibrary::instance().origin());
 
     fmt::print("\nFacts ({})\n", arch.facts().size());
     Table facts({"name", "value", "unit", "source"}, {false, true, false, false});

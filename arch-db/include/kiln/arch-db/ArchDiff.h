@@ -22,10 +22,10 @@ struct FactDifference {
 
 /// An instruction that differs in some field, or that only one target has.
 struct InstructionDifference {
-    std::string name;                 ///< the left target's name, or the right's if only there
+    std::string name;                   ///< the left target's name, or the right's if only there
     Instruction const* left = nullptr;  ///< null: only on the right
     Instruction const* right = nullptr; ///< null: only on the left
-    std::vector<std::string> fields;  ///< differing fields: latency, issue_cycles, wait_queue...
+    std::vector<std::string> fields;    ///< differing fields: latency, issue_cycles, wait_queue...
 };
 
 /// The differences between two targets (pointers refer into the two Arch objects).

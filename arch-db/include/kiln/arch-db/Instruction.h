@@ -2,8 +2,8 @@
 //
 // The instruction scheduler and the AMDGCN wait-count inserter need, per instruction, how long
 // its result takes, how long it occupies its unit, which counter or queue tracks it, how far its
-// immediate offset reaches and, for matrix instructions, the shape and operand types. Figures
-// that are estimates rather than vendor numbers say so in `source` ("estimate: ...").
+// immediate offset reaches and, for matrix instructions, the shape and operand types. Latency
+// and issue cycles each carry their source; an estimate says so ("estimate: ...").
 #pragma once
 
 #include <array>
@@ -38,7 +38,7 @@ enum class WaitQueue : std::uint8_t {
 
 /// JSON / display names, in enumerator order.
 inline constexpr std::array<std::string_view, 5> kInstructionKindNames{"memory", "scalar", "alu",
-                                                                      "matrix", "sync"};
+                                                                       "matrix", "sync"};
 inline constexpr std::array<std::string_view, 8> kWaitQueueNames{
     "none", "vmcnt", "lgkmcnt", "expcnt", "vscnt", "async_group", "mbarrier", "wgmma_group"};
 
@@ -87,10 +87,13 @@ struct Instruction {
     int bytesPerLane = 0;              ///< memory instructions: bytes each lane moves
     std::optional<OffsetRange> offset; ///< immediate offset limits, where the encoding has one
     std::optional<MatrixShape> matrix; ///< matrix instructions only
-    std::string source;                ///< where latency and issueCycles come from
+    std::string latencySource;         ///< where latency comes from ("estimate: ..." if guessed)
+    std::string issueSource;           ///< where issueCycles comes from
 
-    /// True when the timing is an estimate rather than a published or derived figure.
-    bool timingIsEstimate() const { return source.starts_with("estimate:"); }
+    /// True when the latency is an estimate rather than a published or derived figure.
+    bool latencyIsEstimate() const { return latencySource.starts_with("estimate:"); }
+    /// True when the issue cycles are an estimate rather than a published or derived figure.
+    bool issueIsEstimate() const { return issueSource.starts_with("estimate:"); }
     bool operator==(Instruction const&) const = default;
 };
 

@@ -16,6 +16,8 @@ namespace {
 
 constexpr std::array<std::string_view, 5> kCommandTypes = {"f16", "bf16", "f32", "f64", "i32"};
 constexpr std::array<std::string_view, 3> kCombines = {"sum", "max", "min"};
+/// The largest problem size: 2^40 elements along one axis is beyond any device.
+constexpr std::int64_t kMaxProblemSize = std::int64_t(1) << 40;
 
 bool isIdentifier(std::string_view s) {
     if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
@@ -26,6 +28,12 @@ bool isIdentifier(std::string_view s) {
 }
 
 DataType readDataType(JsonValue const& value) {
+    // Kiln's other types (i64 for sizes, bool for comparisons) are not for tensors and scalars.
+    if (value.isString() && parseDataType(value.asString()) &&
+        std::find(kCommandTypes.begin(), kCommandTypes.end(), value.asString()) ==
+            kCommandTypes.end())
+        value.fail(fmt::format("Commands compute in f16, bf16, f32, f64 or i32, not {}",
+                               value.asString()));
     return *parseDataType(kCommandTypes[value.asChoice(kCommandTypes, "dtype")]);
 }
 
@@ -170,9 +178,10 @@ private:
                     shape.push_back(readSize(entry, sizes, /*isStride=*/false));
                 if (auto stridesValue = a.find("strides")) {
                     if (stridesValue->size() != shape.size())
-                        stridesValue->fail(fmt::format("tensor '{}' has {} axes but {} strides",
-                                                       argName, shape.size(),
-                                                       stridesValue->size()));
+                        stridesValue->fail(fmt::format(
+                            "tensor '{}' has {} ax{} but {} stride{}", argName, shape.size(),
+                            shape.size() == 1 ? "is" : "es", stridesValue->size(),
+                            stridesValue->size() == 1 ? "" : "s"));
                     for (auto const& entry : stridesValue->elements())
                         strides.push_back(readSize(entry, sizes, /*isStride=*/true));
                 }
@@ -347,7 +356,11 @@ private:
     static void readProblem(Command& command, JsonValue const& problem) {
         for (auto const& [key, v] : problem.members()) {
             if (command.isSize(key)) {
-                command.defaults[key] = static_cast<double>(v.asInt(1, std::int64_t(1) << 40));
+                std::int64_t const n = v.asInt();
+                if (n < 1 || n > kMaxProblemSize)
+                    v.fail(fmt::format("size '{}' must be an integer from 1 to {}, got {}", key,
+                                       kMaxProblemSize, n));
+                command.defaults[key] = static_cast<double>(n);
             } else if (auto const* s = command.findScalar(key)) {
                 if (s->dtype == DataType::I32)
                     command.defaults[key] =

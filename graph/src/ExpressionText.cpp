@@ -120,6 +120,7 @@ private:
         skipSpace();
         std::size_t const start = pos_;
         if (accept("-")) {
+            minusEnd_ = pos_;
             ExprPtr arg = parseUnary();
             if (auto const* l = std::get_if<Literal>(arg.get()); l && start + 1 == pos_ - literalLength_)
                 return negateLiteral(l->value);
@@ -201,11 +202,14 @@ private:
         literalLength_ = pos_ - start;
         if (isReal)
             return literal(Value::real(std::strtod(digits.c_str(), nullptr)));
+        // Right after a unary '-', 2^63 is allowed: "-9223372036854775808" is the smallest i64.
+        std::uint64_t const limit =
+            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) +
+            (start == minusEnd_ ? 1 : 0);
         std::uint64_t value = 0;
         for (char d : digits) {
             std::uint64_t const next = value * 10 + static_cast<std::uint64_t>(d - '0');
-            if (value > std::numeric_limits<std::uint64_t>::max() / 10 || next < value ||
-                next > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+            if (value > std::numeric_limits<std::uint64_t>::max() / 10 || next < value || next > limit)
                 throw ExpressionError(start, "integer literal is too large for i64");
             value = next;
         }
@@ -300,6 +304,7 @@ private:
     NameResolver const& names_;
     std::size_t pos_ = 0;
     std::size_t literalLength_ = 0;
+    std::size_t minusEnd_ = std::string_view::npos; // just after the latest unary '-'
 };
 
 std::string formatValue(Value v) {
@@ -335,6 +340,15 @@ struct Printer {
                        : kPrimaryPrecedence;
         }
         return kPrimaryPrecedence;
+    }
+
+    // A literal printed as bare digits, which a '-' before it would fold into.
+    static bool isPlainNumber(Expression const& e) {
+        auto const* l = std::get_if<Literal>(&e);
+        if (!l || l->value.type != (l->value.isFloat() ? DataType::F64 : DataType::I64))
+            return false;
+        return l->value.isFloat() ? std::isfinite(l->value.f) && !std::signbit(l->value.f)
+                                  : l->value.i >= 0;
     }
 
     void operand(Expression const& e, int minPrecedence) {
@@ -380,7 +394,13 @@ struct Printer {
                 // "- -x" rather than "--x", which would not parse back.
                 if (u->op == UnaryOp::Negate && precedence(*u->arg) == kUnaryPrecedence)
                     out += ' ';
-                operand(*u->arg, kUnaryPrecedence);
+                // "-(3)" rather than "-3", which parses as the literal -3 (and "-0" as 0).
+                if (u->op == UnaryOp::Negate && isPlainNumber(*u->arg)) {
+                    out += '(';
+                    print(*u->arg);
+                    out += ')';
+                } else
+                    operand(*u->arg, kUnaryPrecedence);
             } else
                 call(name(u->op), {u->arg.get()});
         } else if (auto const* b = std::get_if<Binary>(&e)) {

@@ -195,6 +195,50 @@ TEST(CommandJson, ProblemMustNameEverySize) {
               "cmd.json:4:14: error: the problem gives no value for size 'N' [at /problem]");
 }
 
+TEST(CommandJson, SchemaAgreesWithTheReader) {
+    JsonValue const schema = readJsonFile(KILN_SOURCE_DIR "/docs/schema/command.schema.json");
+    JsonValue const defs = schema["$defs"];
+
+    // The op names are the Command's.
+    std::vector<std::string> ops;
+    for (auto const& op : defs["operation"]["properties"]["op"]["enum"].elements())
+        ops.push_back(op.asString());
+    std::vector<std::string> kinds;
+    for (auto kind : allCommandOpKinds())
+        kinds.push_back(std::string(name(kind)));
+    EXPECT_EQ(ops, kinds);
+
+    // Every dtype the schema allows loads, and i64 (a real DataType) does not.
+    auto const withScalarType = [](std::string const& dtype) {
+        return R"({"command": "t", "arguments": {"X": {"tensor": "f32", "shape": [4]},
+          "s": {"scalar": ")" +
+               dtype + R"("}}, "operations": [{"op": "LoadTiled", "tag": "x", "tensor": "X"}]})";
+    };
+    auto const dtypes = defs["dtype"]["enum"].elements();
+    EXPECT_EQ(dtypes.size(), 5u);
+    for (auto const& dtype : dtypes)
+        EXPECT_EQ(errorOf(withScalarType(dtype.asString())), "no error") << dtype.asString();
+    EXPECT_NE(errorOf(withScalarType("i64")), "no error");
+
+    // Each op accepts exactly the fields the schema lists for it: an operation with all of them
+    // fails for other reasons than an unknown field, and one more field is unknown.
+    for (auto const& branch : defs["operation"]["allOf"].elements()) {
+        JsonValue const condition = branch["if"]["properties"]["op"];
+        std::string const op = condition.has("const") ? condition["const"].asString()
+                                                      : condition["enum"][0].asString();
+        std::string fields;
+        for (auto const& [field, spec] : branch["then"]["properties"].members())
+            if (field != "op")
+                fields += ", \"" + field + "\": null";
+        SCOPED_TRACE(op);
+        std::string const all = errorOf(withOperations(R"({"op": ")" + op + "\"" + fields + "}"));
+        EXPECT_EQ(all.find("unknown field"), std::string::npos) << all;
+        std::string const extra =
+            errorOf(withOperations(R"({"op": ")" + op + "\"" + fields + R"(, "bogus": 1})"));
+        EXPECT_NE(extra.find("unknown field 'bogus'"), std::string::npos) << extra;
+    }
+}
+
 TEST(CommandJson, LoadCommandNamesAMissingFile) {
     try {
         loadCommand("no/such/command.json");

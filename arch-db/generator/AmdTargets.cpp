@@ -4,7 +4,7 @@
 // documentation (which the assembler enforces); MFMA/WMMA cycle counts from AMD's Matrix
 // Instruction Calculator or derived from the datasheet peak; part figures from the datasheet of
 // the named reference part. Memory latencies are not published: they are marked "estimate:".
-#include "TargetDefinition.h"
+#include "Families.h"
 
 #include <algorithm>
 
@@ -197,6 +197,8 @@ InstructionRow mfma(std::string name, int m, int n, int k, char const* type, int
     return {op, whenHas({C::HasMFMA})};
 }
 
+} // namespace
+
 /// CDNA 2: gfx90a.
 TargetDefinition cdna2(std::string name) {
     std::string calc = std::string(kMatrixCalculator) + ", cdna2";
@@ -280,8 +282,6 @@ TargetDefinition rdna3(std::string name) {
                          .latency(32, wmmaLatency)
                          .issue(32, wmma));
 }
-
-} // namespace
 
 std::vector<TargetDefinition> amdTargets() {
     std::string perGcd = std::string(kMi250xDatasheet) + ", halved for one of the two GCDs";

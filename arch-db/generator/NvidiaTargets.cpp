@@ -5,7 +5,7 @@
 // bandwidth, peak rates) from the vendor whitepaper or datasheet of the named reference part.
 // Instruction latencies that no vendor publishes are marked "estimate:" and say what they rest
 // on; issue cycles of tensor-core instructions are derived from the published peak rates.
-#include "TargetDefinition.h"
+#include "Families.h"
 
 namespace kiln::arch::gen {
 
@@ -183,6 +183,28 @@ TargetDefinition nvidiaCommon(std::string name, std::string family) {
     return target;
 }
 
+/// wgmma on sm_90a; issue cycles derived from the dense tensor peak.
+std::vector<InstructionRow> wgmmaRows() {
+    std::string source = std::string("derived: ") + kH100Whitepaper +
+                         ": an H100 SM does 2x the A100 SM's dense rate per clock, 4096 "
+                         "flops/clock/SM (989.4 TFLOPS = 132 SMs x 1830 MHz x 4096); m64nNk16 = "
+                         "2048 N flops -> N/2 cycles";
+    constexpr char const* kLatency = "estimate: completion is observed through wgmma.wait_group; "
+                                     "taken as the issue time plus 64 cycles";
+    auto row = [&](int n, char const* type, int latency) {
+        std::string name = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." +
+                           type + "." + type;
+        return InstructionRow{Op::matrix(name, Q::WgmmaGroup, 64, n, 16, type, type, "f32", "f32")
+                                  .latency(latency, kLatency)
+                                  .issue(n / 2, source),
+                              whenHas({C::HasWGMMA})};
+    };
+    return {row(128, "f16", 128), row(256, "f16", 192), row(128, "bf16", 128),
+            row(256, "bf16", 192)};
+}
+
+} // namespace
+
 /// Ampere, compute capability 8.0 (the A100 die).
 TargetDefinition ampere(std::string name) {
     TargetDefinition target = nvidiaCommon(std::move(name), "ampere");
@@ -224,26 +246,6 @@ TargetDefinition ada(std::string name) {
         .instructions(mmaSyncRows(32, mma));
 }
 
-/// wgmma on sm_90a; issue cycles derived from the dense tensor peak.
-std::vector<InstructionRow> wgmmaRows() {
-    std::string source = std::string("derived: ") + kH100Whitepaper +
-                         ": an H100 SM does 2x the A100 SM's dense rate per clock, 4096 "
-                         "flops/clock/SM (989.4 TFLOPS = 132 SMs x 1830 MHz x 4096); m64nNk16 = "
-                         "2048 N flops -> N/2 cycles";
-    constexpr char const* kLatency = "estimate: completion is observed through wgmma.wait_group; "
-                                     "taken as the issue time plus 64 cycles";
-    auto row = [&](int n, char const* type, int latency) {
-        std::string name = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." +
-                           type + "." + type;
-        return InstructionRow{Op::matrix(name, Q::WgmmaGroup, 64, n, 16, type, type, "f32", "f32")
-                                  .latency(latency, kLatency)
-                                  .issue(n / 2, source),
-                              whenHas({C::HasWGMMA})};
-    };
-    return {row(128, "f16", 128), row(256, "f16", 192), row(128, "bf16", 128),
-            row(256, "bf16", 192)};
-}
-
 /// Hopper, compute capability 9.0; `archSpecific` makes it sm_90a, which adds wgmma and
 /// setmaxnreg (PTX ISA: these require the sm_90a target).
 TargetDefinition hopper(std::string name, bool archSpecific) {
@@ -271,6 +273,8 @@ TargetDefinition hopper(std::string name, bool archSpecific) {
         .instructions(mmaSyncRows(8, mma))
         .instructions(wgmmaRows());
 }
+
+namespace {
 
 /// H100 SXM5: the part-specific facts of sm_90 and sm_90a.
 TargetDefinition& h100Sxm5(TargetDefinition& target) {

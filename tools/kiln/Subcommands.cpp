@@ -7,6 +7,7 @@ std::span<const Subcommand> subcommands() {
         {"translate", addTranslate},
         {"interp", addInterp},
         {"demo", addDemo},
+        {"arch", addArch},
     };
     return table;
 }

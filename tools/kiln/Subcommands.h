@@ -25,5 +25,6 @@ std::span<const Subcommand> subcommands();
 void addTranslate(CLI::App& app);
 void addInterp(CLI::App& app);
 void addDemo(CLI::App& app);
+void addArch(CLI::App& app);
 
 } // namespace kiln::cli

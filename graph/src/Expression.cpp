@@ -58,7 +58,12 @@ Typed combine(Typed a, Typed b) {
 Typed typeOf(Expression const& e) {
     return std::visit(
         Overloaded{
-            [](Literal const& l) { return Typed{l.value.type, true}; },
+            // Only i64 and f64 literals are weak; one of another type (e.g. a folded i32(5))
+            // keeps its type, as the conversion it came from did.
+            [](Literal const& l) {
+                return Typed{l.value.type,
+                             l.value.type == (l.value.isFloat() ? DataType::F64 : DataType::I64)};
+            },
             [](Argument const& a) { return Typed{a.type, false}; },
             [](Tag const& t) { return Typed{t.type, false}; },
             [](DimensionSize const&) { return Typed{DataType::I64, false}; },
@@ -73,7 +78,9 @@ Typed typeOf(Expression const& e) {
             [](Binary const& b) {
                 if (isComparison(b.op) || isLogical(b.op))
                     return Typed{DataType::Bool, false};
-                return combine(typeOf(*b.lhs), typeOf(*b.rhs));
+                Typed const t = combine(typeOf(*b.lhs), typeOf(*b.rhs));
+                // Arithmetic on bools is on i32, as in C and as apply() computes it.
+                return t.type == DataType::Bool ? Typed{DataType::I32, false} : t;
             },
             [](Select const& s) { return combine(typeOf(*s.ifTrue), typeOf(*s.ifFalse)); },
             [](Convert const& c) { return Typed{c.type, false}; },
@@ -172,6 +179,8 @@ EvaluationTime evaluationTime(Expression const& e) {
 }
 
 DataType resultType(Expression const& e) { return typeOf(e).type; }
+
+bool isWeak(Expression const& e) { return typeOf(e).weak; }
 
 bool equal(ExprPtr const& a, ExprPtr const& b) {
     if (a == b)

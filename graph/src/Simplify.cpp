@@ -35,16 +35,44 @@ bool isCommutative(BinaryOp op) {
 
 bool isIntegerExpr(ExprPtr const& e) { return isInteger(resultType(*e)); }
 
+// A constant typed as the node it replaces: i64 and f64 literals are weak, so a strong one
+// (e.g. from index * 0) stays a conversion, i64(0), or it would adapt to its neighbours.
+ExprPtr constant(Value v, bool weak) {
+    bool const defaultType = v.type == (v.isFloat() ? DataType::F64 : DataType::I64);
+    return defaultType && !weak ? convert(v.type, literal(v)) : literal(v);
+}
+
 // Evaluates an all-literal node; keeps it when evaluation fails (e.g. 1 / 0 stays visible).
 ExprPtr fold(ExprPtr const& e) {
     try {
-        return literal(evaluate(*e));
+        return constant(evaluate(*e), isWeak(*e));
     } catch (UserError const&) {
         return e;
     }
 }
 
-ExprPtr simplifyBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs) {
+// Whether `a` can replace `b`: the same type, and as weak, so that it combines with its
+// neighbours as `b` did.
+bool sameTyping(ExprPtr const& a, ExprPtr const& b) {
+    return resultType(*a) == resultType(*b) && isWeak(*a) == isWeak(*b);
+}
+
+// The zero of the type `op` computes in.
+ExprPtr zero(BinaryOp op, ExprPtr const& lhs, ExprPtr const& rhs) {
+    ExprPtr const node = binary(op, lhs, rhs);
+    return constant(convertValue(resultType(*node), Value::integer(0)), isWeak(*node));
+}
+
+ExprPtr rewriteBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs);
+
+// rewriteBinary, unless the rewrite would change how the node types with its neighbours.
+ExprPtr simplifyBinary(BinaryOp op, ExprPtr const& lhs, ExprPtr const& rhs) {
+    ExprPtr const rewritten = rewriteBinary(op, lhs, rhs);
+    ExprPtr const original = binary(op, lhs, rhs);
+    return sameTyping(rewritten, original) ? rewritten : original;
+}
+
+ExprPtr rewriteBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs) {
     if (isLiteral(lhs) && isLiteral(rhs))
         return fold(binary(op, lhs, rhs));
     if (isCommutative(op) && isLiteral(lhs))
@@ -64,7 +92,7 @@ ExprPtr simplifyBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs) {
         if (integer && isIntLiteral(rhs, 0))
             return lhs;
         if (integer && equal(lhs, rhs))
-            return literal(0);
+            return zero(op, lhs, rhs);
         if (auto c = literalInt(rhs); integer && c && *c != std::numeric_limits<std::int64_t>::min())
             return simplifyBinary(BinaryOp::Add, lhs, literal(-*c));
         break;
@@ -72,7 +100,7 @@ ExprPtr simplifyBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs) {
         if (isIntLiteral(rhs, 1))
             return lhs;
         if (integer && isIntLiteral(rhs, 0))
-            return literal(0);
+            return zero(op, lhs, rhs);
         if (auto const* b = std::get_if<Binary>(lhs.get());
             integer && b && b->op == BinaryOp::Multiply && isLiteral(b->rhs) && isLiteral(rhs))
             return simplifyBinary(BinaryOp::Multiply, b->lhs, fold(b->rhs * rhs));
@@ -84,7 +112,7 @@ ExprPtr simplifyBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs) {
         break;
     case BinaryOp::Modulo:
         if (integer && isIntLiteral(rhs, 1))
-            return literal(0);
+            return zero(op, lhs, rhs);
         break;
     case BinaryOp::Min:
     case BinaryOp::Max:
@@ -116,15 +144,19 @@ ExprPtr simplify(ExprPtr const& e) {
     if (auto const* s = std::get_if<Select>(e.get())) {
         ExprPtr condition = simplify(s->condition);
         ExprPtr ifTrue = simplify(s->ifTrue), ifFalse = simplify(s->ifFalse);
-        if (isLiteral(condition) && resultType(*ifTrue) == resultType(*ifFalse))
-            return evaluate(*condition).asBool() ? ifTrue : ifFalse;
-        return select(condition, ifTrue, ifFalse);
+        ExprPtr const node = select(condition, ifTrue, ifFalse);
+        if (isLiteral(condition)) {
+            ExprPtr const taken = evaluate(*condition).asBool() ? ifTrue : ifFalse;
+            if (sameTyping(taken, node))
+                return taken;
+        }
+        return node;
     }
     if (auto const* c = std::get_if<Convert>(e.get())) {
         ExprPtr arg = simplify(c->arg);
         if (isLiteral(arg))
             return fold(convert(c->type, arg));
-        if (resultType(*arg) == c->type && !isLiteral(arg))
+        if (resultType(*arg) == c->type && !isWeak(*arg))
             return arg;
         return convert(c->type, arg);
     }

@@ -208,6 +208,29 @@ TEST(Expression, WeakLiteralsTakeTheOtherOperandsType) {
     EXPECT_EQ(type(dataValue(3, DT::F16) * lit(2)), DT::F16);
 }
 
+TEST(Expression, ArithmeticOnBoolsIsOnI32) {
+    ExprPtr const yes = binary(BinaryOp::Less, lit(1), lit(2));
+    EXPECT_EQ(resultType(*(yes + lit(1))), DT::I32);
+    EXPECT_EQ(evaluate(*(yes + lit(1))), Value::integer(2, DT::I32)); // not bool(1)
+    EXPECT_EQ(evaluate(*(yes * lit(5))), Value::integer(5, DT::I32));
+    EXPECT_EQ(evalInt(yes + yes), 2);
+    EXPECT_EQ(resultType(*(yes + argument("n", DT::I64))), DT::I64);
+    EXPECT_EQ(resultType(*(yes * real(2.0))), DT::F64);
+}
+
+TEST(Expression, OnlyI64AndF64LiteralsAreWeak) {
+    ExprPtr const i32five = literal(Value::integer(5, DT::I32));
+    EXPECT_TRUE(isWeak(*lit(5)));
+    EXPECT_TRUE(isWeak(*(lit(5) * real(0.5))));
+    EXPECT_FALSE(isWeak(*i32five));
+    EXPECT_FALSE(isWeak(*literal(Value::real(0.5, DT::F16))));
+    EXPECT_FALSE(isWeak(*argument("n", DT::I64)));
+    EXPECT_FALSE(isWeak(*convert(DT::I64, lit(5))));
+    EXPECT_EQ(resultType(*(i32five + argument("n", DT::I64))), DT::I64); // promoted, as i32(5) is
+    EXPECT_EQ(resultType(*(i32five + lit(1))), DT::I32);                 // the weak 1 adapts
+    EXPECT_EQ(resultType(*(literal(Value::real(0.5, DT::F16)) * argument("f", DT::F32))), DT::F32);
+}
+
 TEST(Expression, ResultWithAWeakLiteralIsRoundedToTheStrongType) {
     Values env;
     env.arguments["h"] = Value::real(3.0, DT::F16);

@@ -48,7 +48,8 @@ enum class BinaryOp : std::uint8_t {
 namespace expr {
 
 /// A constant. Integer literals are i64 and float literals f64 unless converted; both adapt to
-/// the type of the other operand of a binary node ("weak" literals, as in C++ templates).
+/// the type of the other operand of a binary node ("weak" literals, as in C++ templates). A
+/// literal of any other type (what simplify() folds i32(5) into) is not weak: it keeps its type.
 struct Literal {
     Value value;
 };
@@ -137,6 +138,10 @@ EvaluationTime evaluationTime(Expression const& e);
 
 /// The type the expression computes in, by C-like promotion with weak literals.
 DataType resultType(Expression const& e);
+
+/// Whether `e` is weak like a literal (it adapts to the other operand's type): true when it is
+/// built of i64 and f64 literals only. Rewrites that keep the value must keep this too.
+bool isWeak(Expression const& e);
 
 /// Structural equality.
 bool equal(ExprPtr const& a, ExprPtr const& b);

@@ -119,6 +119,18 @@ ExprPtr rewriteBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs) {
         if (equal(lhs, rhs))
             return lhs;
         break;
+    case BinaryOp::Equal:
+    case BinaryOp::LessEqual:
+    case BinaryOp::GreaterEqual:
+        if (integer && equal(lhs, rhs))
+            return literal(Value::boolean(true));
+        break;
+    case BinaryOp::NotEqual:
+    case BinaryOp::Less:
+    case BinaryOp::Greater:
+        if (integer && equal(lhs, rhs))
+            return literal(Value::boolean(false));
+        break;
     default:
         break;
     }

@@ -61,6 +61,14 @@ private:
     std::map<Id, std::vector<Connection>> connections_;
 };
 
+/// Where an element came from: the rule that created it, which application of that rule, and
+/// the elements the rule matched. Elements made by translate have none.
+struct Provenance {
+    std::string rule;
+    std::int64_t application = 0;
+    std::vector<Id> parents;
+};
+
 class KernelGraph {
 public:
     std::string name;
@@ -68,6 +76,7 @@ public:
     CoordinateGraph coordinates;
     ControlGraph control;
     Mapping mapping;
+    std::map<Id, Provenance> provenance;
 
     Id addDimension(Dimension d);
     Id addCoordinateEdge(CoordinateEdgeKind kind, std::vector<Id> const& tails,

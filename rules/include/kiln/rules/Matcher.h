@@ -1,0 +1,56 @@
+// Matcher.h: finding a Pattern in a KernelGraph.
+//
+// A backtracking matcher over the typed hypergraph: it binds the most constrained edge next,
+// enumerating only the edges incident to nodes already bound (and, to start, the nodes of the
+// rarest kind), so the work grows with the neighbourhood of a match rather than the graph.
+// Variables bind distinct elements; a variadic port list binds the remaining ports, and two
+// uses of one variadic variable must bind the same list. Matches come in a deterministic order
+// (by the ids of their elements), so that rewriting is reproducible. We chose our own indexed
+// matcher over Boost's VF2 because patterns are hypergraphs with ordered ports spanning three
+// graphs, and because the matcher must say why it did not match (explain()).
+#pragma once
+
+#include "kiln/rules/Rule.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kiln::rules {
+
+/// Variables bound to graph elements.
+struct Match {
+    std::map<std::string, Id> elements;            ///< node and edge variables (mapping edges: the op)
+    std::map<std::string, std::vector<Id>> lists; ///< variadic variables
+};
+
+class Matcher {
+public:
+    explicit Matcher(KernelGraph const& graph);
+
+    /// Calls `accept` with each match of `pattern` that extends `seed`, in order, until it
+    /// returns true; returns whether one did.
+    bool forEach(Pattern const& pattern, std::function<bool(Match const&)> const& accept,
+                 Match const& seed = {});
+
+    /// Whether some match of `pattern` extends `seed`.
+    bool exists(Pattern const& pattern, Match const& seed);
+
+    /// Candidate bindings tried so far (for benchmarks and traces).
+    std::int64_t candidatesTried() const { return tried_; }
+
+    /// Why `pattern` matches nowhere with `variable` bound to `at`: the first constraint that
+    /// failed on the deepest partial match, as a sentence; empty when it does match.
+    std::string explain(Pattern const& pattern, std::string const& variable, Id at);
+
+private:
+    struct Search;
+    KernelGraph const& graph_;
+    std::map<DimensionKind, std::vector<Id>> dimensionsByKind_;
+    std::map<OperationKind, std::vector<Id>> operationsByKind_;
+    std::vector<Id> allDimensions_, allOperations_;
+    std::int64_t tried_ = 0;
+};
+
+} // namespace kiln::rules

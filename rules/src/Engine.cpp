@@ -1,0 +1,259 @@
+#include "kiln/rules/Engine.h"
+
+#include "kiln/graph/GraphText.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <functional>
+#include <set>
+
+namespace kiln::rules {
+
+std::string_view name(Strategy::Kind kind) {
+    static constexpr std::string_view names[] = {"once", "fixpoint", "first", "seq", "repeat", "try"};
+    return names[static_cast<int>(kind)];
+}
+
+std::string_view name(StopReason reason) {
+    static constexpr std::string_view names[] = {"saturated", "done", "recovered"};
+    return names[static_cast<int>(reason)];
+}
+
+namespace {
+
+RuleContext contextFor(KernelGraph const& graph, Match const& match, RuleContext const& base) {
+    RuleContext c = base;
+    c.graph = &graph;
+    c.nodes = &match.elements;
+    c.lists = &match.lists;
+    return c;
+}
+
+// Whether the node guards and the rule guard hold at `match`; `reason` says which failed.
+bool guardsHold(Rule const& rule, KernelGraph const& graph, Match const& match, RuleContext const& base,
+                std::string* reason, std::string* guardText) {
+    RuleContext const c = contextFor(graph, match, base);
+    auto check = [&](RuleExpression const& e, std::string const& what) {
+        GuardValue const g = evaluateGuard(e, c);
+        if (guardText)
+            *guardText = g.value;
+        if (g.holds && g.decided)
+            return true;
+        if (reason)
+            *reason = g.decided ? fmt::format("{} '{}' is false ({})", what, e.text, g.value)
+                                : fmt::format("{} '{}' cannot be decided before launch ({})", what, e.text, g.value);
+        return false;
+    };
+    for (auto const& n : rule.match.nodes)
+        if (n.where && !check(*n.where, fmt::format("the guard of '{}'", n.variable)))
+            return false;
+    return !rule.where || check(*rule.where, "the guard");
+}
+
+class Driver {
+public:
+    Driver(RuleSet const& rules, KernelGraph& graph, EngineOptions const& options)
+        : rules_(rules), graph_(graph), options_(options) {
+        parameters_ = parameterValues(rules, options.parameters);
+        base_.parameters = &parameters_;
+        base_.arch = options.arch;
+    }
+
+    ApplyResult run() {
+        ApplyResult result;
+        result.reason = execute(rules_.strategy);
+        result.applications = applications_;
+        return result;
+    }
+
+private:
+    std::vector<Rule const*> select(Strategy const& s) const {
+        std::vector<Rule const*> chosen;
+        if (s.rules.empty())
+            for (auto const& r : rules_.rules)
+                chosen.push_back(&r);
+        else
+            for (auto const& n : s.rules)
+                chosen.push_back(rules_.find(n));
+        // Highest priority first; file order among equals.
+        std::stable_sort(chosen.begin(), chosen.end(),
+                         [](Rule const* a, Rule const* b) { return a->priority > b->priority; });
+        return chosen;
+    }
+
+    // Applies the first match of `rule`, if any; returns whether it did.
+    bool applyOnce(Rule const& rule) {
+        auto match = findMatch(rule, graph_, base_);
+        if (!match)
+            return false;
+        std::string guard;
+        guardsHold(rule, graph_, *match, base_, nullptr, &guard);
+        KernelGraph before = options_.observe ? graph_ : KernelGraph{};
+        Application application = applyRewrite(rule, *match, graph_, base_, ++applications_);
+        application.ruleset = rules_.name;
+        application.guard = guard;
+        ++fired_[rule.name];
+        if (options_.observe)
+            options_.observe(application, before, graph_);
+        return true;
+    }
+
+    StopReason execute(Strategy const& s) {
+        switch (s.kind) {
+        case Strategy::Kind::Once:
+            for (Rule const* r : select(s))
+                applyOnce(*r);
+            return StopReason::Done;
+        case Strategy::Kind::First:
+            for (Rule const* r : select(s))
+                if (applyOnce(*r))
+                    break;
+            return StopReason::Done;
+        case Strategy::Kind::Fixpoint:
+            return fixpoint(s);
+        case Strategy::Kind::Seq:
+            for (auto const& child : s.children)
+                execute(child);
+            return StopReason::Done;
+        case Strategy::Kind::Repeat:
+            for (std::int64_t i = 0; i < s.times; ++i)
+                for (auto const& child : s.children)
+                    execute(child);
+            return StopReason::Done;
+        case Strategy::Kind::Try: {
+            KernelGraph const saved = graph_;
+            std::int64_t const savedApplications = applications_;
+            try {
+                for (auto const& child : s.children)
+                    execute(child);
+                return StopReason::Done;
+            } catch (UserError const&) {
+                graph_ = saved;
+                applications_ = savedApplications;
+                return StopReason::Recovered;
+            }
+        }
+        }
+        return StopReason::Done;
+    }
+
+    StopReason fixpoint(Strategy const& s) {
+        auto const rules = select(s);
+        std::set<std::size_t> seen{std::hash<std::string>{}(toText(graph_))};
+        std::map<std::string, std::int64_t> firedHere;
+        for (std::int64_t count = 0;; ++count) {
+            Rule const* applied = nullptr;
+            for (Rule const* r : rules)
+                if (applyOnce(*r)) {
+                    applied = r;
+                    break;
+                }
+            if (!applied)
+                return StopReason::Saturated;
+            ++firedHere[applied->name];
+            if (count + 1 >= s.budget)
+                throw UserError(fmt::format("rule set '{}' did not reach a fixpoint within its budget of {} "
+                                            "applications; rules that kept firing: {}",
+                                            rules_.name, s.budget, describe(firedHere)),
+                                s.at);
+            if (!seen.insert(std::hash<std::string>{}(toText(graph_))).second)
+                throw UserError(fmt::format("rule set '{}' came back to a graph it had already produced after "
+                                            "{} applications, so its fixpoint would never end; rules that "
+                                            "kept firing: {}",
+                                            rules_.name, count + 1, describe(firedHere)),
+                                s.at);
+        }
+    }
+
+    static std::string describe(std::map<std::string, std::int64_t> const& fired) {
+        std::vector<std::pair<std::int64_t, std::string>> order;
+        for (auto const& [rule, n] : fired)
+            order.emplace_back(-n, rule);
+        std::sort(order.begin(), order.end());
+        std::string out;
+        for (auto const& [n, rule] : order)
+            out += fmt::format("{}{} ({}x)", out.empty() ? "" : ", ", rule, -n);
+        return out;
+    }
+
+    RuleSet const& rules_;
+    KernelGraph& graph_;
+    EngineOptions const& options_;
+    std::map<std::string, std::int64_t> parameters_;
+    RuleContext base_;
+    std::int64_t applications_ = 0;
+    std::map<std::string, std::int64_t> fired_;
+};
+
+} // namespace
+
+std::map<std::string, std::int64_t> parameterValues(RuleSet const& rules,
+                                                    std::map<std::string, std::int64_t> const& given) {
+    std::map<std::string, std::int64_t> values;
+    for (auto const& p : rules.parameters) {
+        if (auto it = given.find(p.name); it != given.end())
+            values[p.name] = it->second;
+        else if (p.fallback)
+            values[p.name] = *p.fallback;
+        else
+            fail("rule set '{}' needs parameter ${} (give it with --params {}=...)", rules.name, p.name, p.name);
+    }
+    return values;
+}
+
+std::optional<Match> findMatch(Rule const& rule, KernelGraph const& graph, RuleContext const& context,
+                               std::int64_t* candidates) {
+    Matcher matcher(graph);
+    std::optional<Match> found;
+    matcher.forEach(rule.match, [&](Match const& m) {
+        if (!guardsHold(rule, graph, m, context, nullptr, nullptr))
+            return false;
+        for (auto const& negative : rule.match.negatives)
+            if (matcher.exists(negative, m))
+                return false;
+        found = m;
+        return true;
+    });
+    if (candidates)
+        *candidates += matcher.candidatesTried();
+    return found;
+}
+
+std::string whyNot(Rule const& rule, KernelGraph const& graph, std::string const& variable, Id at,
+                   RuleContext const& context) {
+    Matcher matcher(graph);
+    std::string structural = matcher.explain(rule.match, variable, at);
+    if (!structural.empty())
+        return structural;
+    // It matches structurally: find which guard or negative pattern rejects every match there.
+    std::string reason;
+    Match seed;
+    seed.elements[variable] = at;
+    bool accepted = matcher.forEach(
+        rule.match,
+        [&](Match const& m) {
+            if (!guardsHold(rule, graph, m, context, &reason, nullptr))
+                return false;
+            for (std::size_t k = 0; k < rule.match.negatives.size(); ++k)
+                if (matcher.exists(rule.match.negatives[k], m)) {
+                    reason = fmt::format("negative pattern {} ('not' entry {}) exists", k, k);
+                    return false;
+                }
+            return true;
+        },
+        seed);
+    return accepted ? "" : reason;
+}
+
+ApplyResult apply(RuleSet const& rules, KernelGraph& graph, EngineOptions const& options) {
+    return Driver(rules, graph, options).run();
+}
+
+Rule const* RuleSet::find(std::string_view rule) const {
+    for (auto const& r : rules)
+        if (r.name == rule)
+            return &r;
+    return nullptr;
+}
+
+} // namespace kiln::rules

@@ -1,7 +1,9 @@
 #include "kiln/graph/JsonExpression.h"
 
+#include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
+#include <vector>
 
 namespace kiln {
 
@@ -38,6 +40,34 @@ std::optional<std::size_t> tooDeep(std::string_view text) {
     return std::nullopt;
 }
 
+/// The depth of the tree under `root` (a leaf is 1), found without recursion.
+int depth(Expression const& root) {
+    using namespace expr;
+    int deepest = 0;
+    std::vector<std::pair<Expression const*, int>> stack{{&root, 1}};
+    while (!stack.empty()) {
+        auto const [e, level] = stack.back();
+        stack.pop_back();
+        deepest = std::max(deepest, level);
+        auto const push = [&, level = level](ExprPtr const& child) {
+            if (child)
+                stack.emplace_back(child.get(), level + 1);
+        };
+        if (auto const* u = std::get_if<Unary>(e))
+            push(u->arg);
+        else if (auto const* b = std::get_if<Binary>(e)) {
+            push(b->lhs);
+            push(b->rhs);
+        } else if (auto const* s = std::get_if<Select>(e)) {
+            push(s->condition);
+            push(s->ifTrue);
+            push(s->ifFalse);
+        } else if (auto const* c = std::get_if<Convert>(e))
+            push(c->arg);
+    }
+    return deepest;
+}
+
 } // namespace
 
 ExprPtr parseExpression(JsonValue const& value, NameResolver const& names, bool allowInteger) {
@@ -52,11 +82,17 @@ ExprPtr parseExpression(JsonValue const& value, NameResolver const& names, bool 
     if (auto at = tooDeep(text))
         value.failInString(
             *at, fmt::format("the expression nests deeper than {} levels", kMaxExpressionNesting));
+    ExprPtr e;
     try {
-        return parseExpression(text, names);
+        e = parseExpression(text, names);
     } catch (ExpressionError const& error) {
         value.failInString(error.offset(), error.message());
     }
+    if (depth(*e) > kMaxExpressionDepth)
+        value.fail(fmt::format("the expression is more than {} operators deep; split it into "
+                               "several",
+                               kMaxExpressionDepth));
+    return e;
 }
 
 } // namespace kiln

@@ -13,8 +13,11 @@
 namespace kiln {
 
 /// The deepest nesting of parentheses and prefix operators parseExpression(JsonValue) accepts;
-/// deeper text is refused before parsing, so that no input can exhaust the stack.
+/// deeper text is refused before parsing, so that no input can exhaust the parser's stack.
 inline constexpr int kMaxExpressionNesting = 128;
+/// The deepest expression tree it accepts ("a + a + ... + a" is as deep as it has terms): the
+/// passes that walk expressions recurse, so no input may make them exhaust the stack.
+inline constexpr int kMaxExpressionDepth = 1024;
 
 /// Parses the expression in `value`: a string, or (where `allowInteger`) a JSON integer.
 ExprPtr parseExpression(JsonValue const& value, NameResolver const& names,

@@ -138,11 +138,11 @@ public:
             doc->asString();
         JsonValue const nameValue = root_["command"];
         std::string const& commandName = nameValue.asNonEmptyString();
-        if (!std::all_of(commandName.begin(), commandName.end(), [](char c) {
-                return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-            }))
-            nameValue.fail(fmt::format(
-                "'{}' is not a valid command name (letters, digits, '_' and '-')", commandName));
+        // Kernel symbols derive from the name, so it must be an identifier in every target.
+        if (!isIdentifier(commandName))
+            nameValue.fail(fmt::format("'{}' is not a valid command name (letters, digits and '_', "
+                                       "not starting with a digit)",
+                                       commandName));
         Command command(commandName);
         readArguments(command, root_["arguments"]);
         readOperations(command, root_["operations"]);

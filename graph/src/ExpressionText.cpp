@@ -308,6 +308,8 @@ private:
 };
 
 std::string formatValue(Value v) {
+    if (v.type == DataType::Bool)
+        return v.i != 0 ? "true" : "false";
     if (!v.isFloat()) {
         std::string s = fmt::format("{}", v.i);
         return v.type == DataType::I64 ? s : fmt::format("{}({})", name(v.type), s);

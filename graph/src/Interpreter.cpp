@@ -16,6 +16,12 @@ bool perWorkitem(DimensionKind kind) {
     return kind == DimensionKind::Register || kind == DimensionKind::ThreadTile;
 }
 
+bool perWorkgroup(DimensionKind kind) {
+    return kind == DimensionKind::MacroTile || kind == DimensionKind::WaveTile || kind == DimensionKind::Shared;
+}
+
+bool isHardware(DimensionKind kind) { return kind == DimensionKind::Workgroup || kind == DimensionKind::Workitem; }
+
 class Interpreter : public BindingsEnvironment {
 public:
     Interpreter(KernelGraph const& graph, Bindings& bindings, InterpreterOptions const& options)
@@ -30,14 +36,9 @@ public:
     }
 
     void run() {
-        std::int64_t const groups = count(workgroups_);
+        groups_ = count(workgroups_);
         lanes_ = count(workitems_);
-        Id const kernel = graph_.kernel();
-        for (std::int64_t g = 0; g < groups; ++g) {
-            bind(workgroups_, g);
-            group_ = g;
-            runList(sequence(kernel, ControlEdgeKind::Body));
-        }
+        runList(sequence(graph_.kernel(), ControlEdgeKind::Body));
     }
 
     // Environment: what expressions read.
@@ -104,8 +105,10 @@ private:
     // Storage of a data dimension for the current workgroup (and workitem, where per-thread).
     std::vector<double>& storage(Id d) const {
         auto const kind = graph_.coordinates.node(d).kind;
+        std::int64_t const group = perWorkitem(kind) || perWorkgroup(kind) ? group_ : -1;
         std::int64_t const lane = perWorkitem(kind) ? lane_ : -1;
-        auto& values = storage_[{d, group_, lane}];
+        KILN_ASSERT(group >= 0 || !(perWorkitem(kind) || perWorkgroup(kind)), "#{} read outside a workgroup", d);
+        auto& values = storage_[{d, group, lane}];
         if (values.empty())
             values.assign(static_cast<std::size_t>(size(d)), 0.0);
         return values;
@@ -132,13 +135,6 @@ private:
             execute(op);
     }
 
-    bool needsWorkitems(Id op) const {
-        for (auto const& c : graph_.mapping.connections(op))
-            if (perWorkitem(graph_.coordinates.node(c.dimension).kind))
-                return true;
-        return false;
-    }
-
     void execute(Id op) {
         auto const& operation = graph_.control.node(op);
         switch (operation.kind) {
@@ -157,18 +153,7 @@ private:
         default:
             break;
         }
-        if (!needsWorkitems(op)) {
-            lane_ = -1;
-            return executeData(op, operation);
-        }
-        for (std::int64_t lane = 0; lane < lanes_; ++lane) {
-            lane_ = lane;
-            bind(workitems_, lane);
-            executeData(op, operation);
-        }
-        for (Id w : workitems_)
-            coordinates_.erase(w);
-        lane_ = -1;
+        executeData(op, operation);
     }
 
     void runLoop(Id op, Operation const& loop) {
@@ -215,14 +200,9 @@ private:
         }
     }
 
-    // The known coordinates for a plan: every index currently set, then the element's dimension.
-    CoordinatePlan const& plan(Id op, Id element, Id target) {
-        std::vector<Id> known;
-        for (auto const& [d, v] : coordinates_)
-            if (d != element)
-                known.push_back(d);
-        known.push_back(element);
-        auto key = std::pair(op, known);
+    // The plan computing `target` from the dimensions `known`, made once per operation and set.
+    CoordinatePlan const& plan(Id op, std::vector<Id> const& known, Id target) {
+        auto key = std::tuple(op, known, target);
         auto it = plans_.find(key);
         if (it == plans_.end()) {
             CoordinatePlan::Extents const extents{[this](Id d) { return optionalSize(d); },
@@ -234,37 +214,159 @@ private:
         return *it->second;
     }
 
+    // The tiling of a data dimension onto the grid: the Tile edge from `d` whose heads pass
+    // through to Workgroup/Workitem dimensions, and its other heads (indices local to an owner).
+    struct Distribution {
+        bool distributed = false;
+        std::vector<Id> locals;
+    };
+
+    Distribution const& distribution(Id d) {
+        auto it = distributions_.find(d);
+        if (it != distributions_.end())
+            return it->second;
+        auto const& coords = graph_.coordinates;
+        auto toHardware = [&](Id h) {
+            for (Id e : coords.outgoing(h))
+                if (coords.edge(e).kind == CoordinateEdgeKind::PassThrough &&
+                    isHardware(coords.node(coords.heads(e)[0]).kind))
+                    return true;
+            return false;
+        };
+        Distribution result;
+        for (Id e : coords.outgoing(d)) {
+            if (coords.edge(e).kind != CoordinateEdgeKind::Tile)
+                continue;
+            Distribution candidate;
+            for (Id h : coords.heads(e)) {
+                if (toHardware(h))
+                    candidate.distributed = true;
+                else
+                    candidate.locals.push_back(h);
+            }
+            if (candidate.distributed) {
+                result = candidate;
+                break;
+            }
+        }
+        return distributions_.emplace(d, std::move(result)).first->second;
+    }
+
+    void bindGroup(std::int64_t g) {
+        group_ = g;
+        bind(workgroups_, g);
+    }
+    void bindLane(std::int64_t lane) {
+        lane_ = lane;
+        bind(workitems_, lane);
+    }
+    void unbindGrid() {
+        for (Id d : workgroups_)
+            coordinates_.erase(d);
+        for (Id d : workitems_)
+            coordinates_.erase(d);
+        group_ = lane_ = -1;
+    }
+
+    // Calls fn() once per instance of a value of `d`: per workgroup, per workitem, or once.
+    template <class F>
+    void forEachInstance(Id d, F&& fn) {
+        auto const kind = graph_.coordinates.node(d).kind;
+        if (perWorkgroup(kind) || perWorkitem(kind)) {
+            for (std::int64_t g = 0; g < groups_; ++g) {
+                bindGroup(g);
+                if (perWorkitem(kind))
+                    for (std::int64_t lane = 0; lane < lanes_; ++lane) {
+                        bindLane(lane);
+                        fn();
+                    }
+                else
+                    fn();
+            }
+            unbindGrid();
+        } else
+            fn();
+    }
+
+    // Calls fn(e) for every element e of data dimension `domain`, in the context of the
+    // workgroup and workitem that own it.
+    template <class F>
+    void forEachElement(Id op, Id domain, F&& fn) {
+        Distribution const& dist = distribution(domain);
+        if (!dist.distributed) {
+            forEachInstance(domain, [&] {
+                std::int64_t const n = static_cast<std::int64_t>(storage(domain).size());
+                for (std::int64_t e = 0; e < n; ++e)
+                    fn(e);
+            });
+            return;
+        }
+        std::vector<std::int64_t> localSizes;
+        std::int64_t combinations = 1;
+        for (Id l : dist.locals) {
+            localSizes.push_back(size(l));
+            combinations *= localSizes.back();
+        }
+        for (std::int64_t g = 0; g < groups_; ++g) {
+            bindGroup(g);
+            for (std::int64_t lane = 0; lane < lanes_; ++lane) {
+                bindLane(lane);
+                std::vector<Id> known;
+                std::vector<std::int64_t> values;
+                for (auto const& [d, v] : coordinates_) {
+                    known.push_back(d);
+                    values.push_back(v);
+                }
+                known.insert(known.end(), dist.locals.begin(), dist.locals.end());
+                values.resize(known.size(), 0);
+                CoordinatePlan const& p = plan(op, known, domain);
+                std::int64_t e = 0;
+                for (std::int64_t c = 0; c < combinations; ++c) {
+                    std::int64_t rest = c;
+                    for (std::size_t k = dist.locals.size(); k-- > 0;) {
+                        values[values.size() - dist.locals.size() + k] = rest % localSizes[k];
+                        rest /= localSizes[k];
+                    }
+                    if (p.run(values, std::span(&e, 1)) && e < size(domain))
+                        fn(e);
+                }
+            }
+        }
+        unbindGrid();
+    }
+
     // Loads (memory -> domain) and stores (domain -> memory), element by element of the
     // non-memory side, with addresses from the coordinate transforms.
     void move(Id op, Id source, Id dest, bool load) {
         Id const memory = load ? source : dest;
         Id const domain = load ? dest : source;
         bool const global = graph_.coordinates.node(memory).kind == DimensionKind::User;
-        CoordinatePlan const& p = plan(op, domain, memory);
-
-        std::vector<std::int64_t> known;
-        for (auto const& [d, v] : coordinates_)
-            if (d != domain)
-                known.push_back(v);
-        known.push_back(0);
-        auto& values = storage(domain);
-        HostTensor* t = global ? &tensor(memory) : nullptr;
-        std::vector<double>* shared = global ? nullptr : &storage(memory);
         DataType const domainType = graph_.coordinates.node(domain).dtype.value_or(DataType::F64);
-        DataType const memoryType =
-            global ? t->dtype : graph_.coordinates.node(memory).dtype.value_or(DataType::F64);
-
+        DataType const memoryType = global ? tensor(memory).dtype
+                                           : graph_.coordinates.node(memory).dtype.value_or(DataType::F64);
+        std::vector<Id> known;
+        std::vector<std::int64_t> values;
         std::int64_t address = 0;
-        for (std::size_t e = 0; e < values.size(); ++e) {
-            known.back() = static_cast<std::int64_t>(e);
-            bool const inside = p.run(known, std::span(&address, 1));
-            std::vector<double>& memoryValues = global ? t->data : *shared;
+        forEachElement(op, domain, [&](std::int64_t e) {
+            known.clear();
+            values.clear();
+            for (auto const& [d, v] : coordinates_)
+                if (d != domain) {
+                    known.push_back(d);
+                    values.push_back(v);
+                }
+            known.push_back(domain);
+            values.push_back(e);
+            bool const inside = plan(op, known, memory).run(values, std::span(&address, 1));
+            std::vector<double>& memoryValues = global ? tensor(memory).data : storage(memory);
+            auto& domainValues = storage(domain);
             bool const valid = inside && address >= 0 && static_cast<std::size_t>(address) < memoryValues.size();
+            auto const at = static_cast<std::size_t>(e);
             if (load)
-                values[e] = valid ? roundTo(domainType, memoryValues[static_cast<std::size_t>(address)]) : 0.0;
+                domainValues[at] = valid ? roundTo(domainType, memoryValues[static_cast<std::size_t>(address)]) : 0.0;
             else if (valid)
-                memoryValues[static_cast<std::size_t>(address)] = roundTo(memoryType, values[e]);
-        }
+                memoryValues[static_cast<std::size_t>(address)] = roundTo(memoryType, domainValues[at]);
+        });
     }
 
     void assign(Id op, Operation const& operation) {
@@ -275,9 +377,10 @@ private:
             return;
         }
         DataType const type = dim.dtype.value_or(operation.dtype.value_or(DataType::F64));
-        auto& values = storage(dest);
-        for (element_ = 0; element_ < values.size(); ++element_)
-            values[element_] = convertValue(type, evaluate(*operation.expression, *this)).asDouble();
+        forEachElement(op, dest, [&](std::int64_t e) {
+            element_ = static_cast<std::size_t>(e);
+            storage(dest)[element_] = convertValue(type, evaluate(*operation.expression, *this)).asDouble();
+        });
         element_ = 0;
     }
 
@@ -289,6 +392,10 @@ private:
     }
 
     void multiply(Id op, Operation const& operation) {
+        forEachInstance(graph_.mapping.get(op, role::dest), [&] { multiplyTiles(op, operation); });
+    }
+
+    void multiplyTiles(Id op, Operation const& operation) {
         Id const lhs = graph_.mapping.get(op, role::lhs), rhs = graph_.mapping.get(op, role::rhs);
         Id const dest = graph_.mapping.get(op, role::dest);
         auto const a = shape(lhs), b = shape(rhs);
@@ -315,6 +422,10 @@ private:
     }
 
     void reduce(Id op, Operation const& operation) {
+        forEachInstance(graph_.mapping.get(op, role::dest), [&] { reduceTile(op, operation); });
+    }
+
+    void reduceTile(Id op, Operation const& operation) {
         Id const source = graph_.mapping.get(op, role::source), dest = graph_.mapping.get(op, role::dest);
         auto const s = shape(source);
         auto const& in = storage(source);
@@ -342,13 +453,14 @@ private:
     Bindings& bindings_;
     InterpreterOptions options_;
     std::vector<Id> workgroups_, workitems_;
-    std::int64_t lanes_ = 1, lane_ = -1, group_ = 0;
+    std::int64_t groups_ = 1, lanes_ = 1, lane_ = -1, group_ = -1;
     std::size_t element_ = 0;
     std::map<Id, std::int64_t> coordinates_;
     mutable std::map<Id, std::int64_t> sizes_;
     mutable std::map<std::tuple<Id, std::int64_t, std::int64_t>, std::vector<double>> storage_;
     std::map<std::pair<Id, ControlEdgeKind>, std::vector<Id>> sequences_, successors_;
-    std::map<std::pair<Id, std::vector<Id>>, std::unique_ptr<CoordinatePlan>> plans_;
+    std::map<std::tuple<Id, std::vector<Id>, Id>, std::unique_ptr<CoordinatePlan>> plans_;
+    std::map<Id, Distribution> distributions_;
 };
 
 } // namespace

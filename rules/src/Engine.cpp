@@ -3,6 +3,7 @@
 #include "kiln/graph/GraphText.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 #include <functional>
 #include <set>
@@ -20,6 +21,31 @@ std::string_view name(StopReason reason) {
 }
 
 namespace {
+
+// The graph's text with ids renumbered by rank, so that a graph rebuilt with new ids (a rule
+// removing what another added) hashes as the graph it equals.
+std::size_t canonicalHash(KernelGraph const& graph) {
+    std::string const text = toText(graph);
+    std::vector<Id> ids = graph.coordinates.elements();
+    auto const ops = graph.control.elements();
+    ids.insert(ids.end(), ops.begin(), ops.end());
+    std::sort(ids.begin(), ids.end());
+    std::string canonical;
+    canonical.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        canonical += text[i];
+        if (text[i] != '#' || i + 1 >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i + 1])))
+            continue;
+        std::size_t j = i + 1;
+        Id id = 0;
+        while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])))
+            id = id * 10 + (text[j++] - '0');
+        auto rank = std::lower_bound(ids.begin(), ids.end(), id);
+        canonical += std::to_string(rank != ids.end() && *rank == id ? rank - ids.begin() : -1);
+        i = j - 1;
+    }
+    return std::hash<std::string>{}(canonical);
+}
 
 RuleContext contextFor(KernelGraph const& graph, Match const& match, RuleContext const& base) {
     RuleContext c = base;
@@ -139,7 +165,7 @@ private:
 
     StopReason fixpoint(Strategy const& s) {
         auto const rules = select(s);
-        std::set<std::size_t> seen{std::hash<std::string>{}(toText(graph_))};
+        std::set<std::size_t> seen{canonicalHash(graph_)};
         std::map<std::string, std::int64_t> firedHere;
         for (std::int64_t count = 0;; ++count) {
             Rule const* applied = nullptr;
@@ -156,7 +182,7 @@ private:
                                             "applications; rules that kept firing: {}",
                                             rules_.name, s.budget, describe(firedHere)),
                                 s.at);
-            if (!seen.insert(std::hash<std::string>{}(toText(graph_))).second)
+            if (!seen.insert(canonicalHash(graph_)).second)
                 throw UserError(fmt::format("rule set '{}' came back to a graph it had already produced after "
                                             "{} applications, so its fixpoint would never end; rules that "
                                             "kept firing: {}",

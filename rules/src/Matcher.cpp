@@ -245,6 +245,11 @@ struct Matcher::Search {
     }
 
     bool bindNode(NodePattern const& n) {
+        if (nodeCandidates(n).empty())
+            note(fmt::format("there is no {} in the graph to be '{}'",
+                             n.control ? (n.operationKinds.size() == 1 ? name(n.operationKinds[0]) : "operation")
+                                       : (n.dimensionKinds.size() == 1 ? name(n.dimensionKinds[0]) : "dimension"),
+                             n.variable));
         for (Id id : nodeCandidates(n)) {
             std::vector<std::string> trail, listTrail;
             if (bind(n.variable, id, trail) && step())

@@ -101,7 +101,8 @@ TEST(ExpressionText, OtherSpellingsPrintCanonically) {
     EXPECT_EQ(reprint("0x1F"), "31");
     EXPECT_EQ(reprint("2."), "2.0");
     EXPECT_EQ(reprint("1E3"), "1000.0");
-    EXPECT_EQ(reprint("true"), "bool(1)");
+    EXPECT_EQ(reprint("true"), "true");
+    EXPECT_EQ(reprint("false"), "false");
     EXPECT_EQ(reprint("ceildiv ( M , 4 )"), "ceildiv(M, 4)");
     EXPECT_EQ(reprint("--M"), "- -M");
 }

@@ -6,6 +6,8 @@ std::span<const Subcommand> subcommands() {
     static constexpr Subcommand table[] = {
         {"translate", addTranslate},
         {"interp", addInterp},
+        {"lower", addLower},
+        {"rules", addRules},
         {"demo", addDemo},
         {"arch", addArch},
     };

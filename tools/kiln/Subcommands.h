@@ -25,6 +25,8 @@ std::span<const Subcommand> subcommands();
 void addTranslate(CLI::App& app);
 void addInterp(CLI::App& app);
 void addDemo(CLI::App& app);
+void addLower(CLI::App& app);
+void addRules(CLI::App& app);
 void addArch(CLI::App& app);
 
 } // namespace kiln::cli

@@ -1,12 +1,19 @@
 // Interpreter.h: the reference interpreter of KernelGraphs.
 //
-// Runs a KernelGraph at any lowering level on host buffers: it walks the control graph from the
-// Kernel, runs every workgroup (the product of the Workgroup dimensions) and, for operations on
-// per-thread storage (Register, ThreadTile), every workitem in lockstep, and computes every
-// address by evaluating the coordinate transforms (CoordinatePlan). Elements whose coordinates
-// fall outside a dimension are masked: loads read 0, stores are skipped. Control flow must be
-// uniform across the workitems of a workgroup. Because every rule application can be checked by
-// running the graph before and after it, this is what makes rules testable.
+// Runs a KernelGraph at any lowering level on host buffers. It walks the control graph once, in
+// lockstep over the whole grid: each operation runs for every workgroup and workitem it concerns
+// before the next operation starts, which is what any schedule of a race-free kernel computes,
+// and what makes every intermediate state of a lowering meaningful (a value tiled over the grid
+// while its neighbours are not yet still computes the same result). Which instances run follows
+// the dimension an operation produces or walks (its domain):
+//   - a data dimension tiled onto Workgroup/Workitem dimensions (Tile, then PassThrough) is
+//     distributed: each element is computed by the workgroup and workitem that own it, found by
+//     evaluating the tiling, so a tiling that misses elements leaves them uncomputed;
+//   - MacroTile, WaveTile and Shared values exist once per workgroup, Register and ThreadTile
+//     values once per workitem, User and Linear values once.
+// Every address comes from the coordinate transforms (CoordinatePlan); elements whose
+// coordinates fall outside a dimension are masked: loads read 0, stores are skipped. Control
+// flow (ForLoop, If) must be uniform across the grid.
 #pragma once
 
 #include "kiln/graph/Bindings.h"

@@ -1,0 +1,102 @@
+#include "kiln/rules/Pipeline.h"
+
+#include "kiln/graph/ExpressionText.h"
+#include "kiln/graph/SourceJson.h"
+#include "kiln/rules/RuleJson.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fmt/format.h>
+#include <set>
+
+namespace kiln::rules {
+
+Pipeline loadPipeline(std::string const& path) {
+    JsonValue const root = readJsonFile(path);
+    root.allowOnly({"pipeline", "version", "doc", "params", "steps"});
+    Pipeline p{.name = root["pipeline"].asNonEmptyString(), .file = path};
+    if (root["version"].asInt() != 1)
+        root["version"].fail(fmt::format("unsupported pipeline version {}; this Kiln reads version 1",
+                                         root["version"].asInt()));
+    p.doc = root.stringOr("doc", "");
+    if (auto params = root.find("params"))
+        for (auto const& [name, value] : params->members())
+            p.defaults[name] = value.asInt();
+    std::set<std::string> known;
+    for (auto const& [name, value] : p.defaults)
+        known.insert(name);
+
+    auto const directory = std::filesystem::path(path).parent_path();
+    for (auto const& s : root["steps"].elements()) {
+        s.allowOnly({"ruleset", "native", "args", "when", "doc"});
+        PipelineStep step{.at = s.location()};
+        if (s.has("ruleset") == s.has("native"))
+            s.fail("a step needs exactly one of \"ruleset\" (a rule set file) or \"native\" (a native step)");
+        if (auto file = s.find("ruleset")) {
+            step.rules = loadRuleSet((directory / file->asNonEmptyString()).string());
+            step.name = step.rules->name;
+            for (auto const& param : step.rules->parameters)
+                known.insert(param.name);
+        } else {
+            std::string const& n = s["native"].asNonEmptyString();
+            step.native = findNativeStep(n);
+            if (!step.native) {
+                std::vector<std::string> names;
+                for (auto const& ns : nativeSteps())
+                    names.emplace_back(ns.name);
+                auto near = closestMatch(n, std::span<std::string const>(names));
+                s["native"].fail(fmt::format("unknown native step '{}'{}", n,
+                                             near ? fmt::format(" (did you mean '{}'?)", *near) : ""));
+            }
+            step.name = std::string(step.native->name);
+            if (auto args = s.find("args"))
+                for (auto const& [name, value] : args->members())
+                    step.args[name] = value.asInt();
+        }
+        if (auto when = s.find("when")) {
+            try {
+                step.when = parseRuleExpression(when->asString(), RuleScope{{}, known});
+            } catch (ExpressionError const& e) {
+                when->failInString(e.offset(), e.message());
+            }
+        }
+        p.steps.push_back(std::move(step));
+    }
+    return p;
+}
+
+std::vector<StepReport> lower(Pipeline const& pipeline, KernelGraph& graph, EngineOptions const& options) {
+    EngineOptions stepOptions = options;
+    stepOptions.parameters = pipeline.defaults;
+    for (auto const& [name, value] : options.parameters)
+        stepOptions.parameters[name] = value;
+
+    std::vector<StepReport> reports;
+    for (auto const& step : pipeline.steps) {
+        StepReport report{.name = step.name, .declarative = step.rules.has_value()};
+        if (step.when) {
+            RuleContext c{.graph = &graph, .parameters = &stepOptions.parameters, .arch = options.arch};
+            GuardValue const g = evaluateGuard(*step.when, c);
+            if (!g.decided)
+                throw UserError(fmt::format("step '{}': 'when' must be decidable from parameters, got {}", step.name,
+                                            g.value),
+                                step.at);
+            if (!g.holds) {
+                report.skipped = true;
+                reports.push_back(report);
+                continue;
+            }
+        }
+        auto const start = std::chrono::steady_clock::now();
+        if (step.rules)
+            report.applications = apply(*step.rules, graph, stepOptions).applications;
+        else
+            step.native->run(graph, step.args);
+        report.microseconds =
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+        reports.push_back(report);
+    }
+    return reports;
+}
+
+} // namespace kiln::rules

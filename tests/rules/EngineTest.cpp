@@ -1,0 +1,191 @@
+// The rule engine on small rule sets written inline, as a user would write them: what applies,
+// what stops it, what it says when it does not match, and that a failed rewrite changes nothing.
+#include "kiln/graph/GraphText.h"
+#include "kiln/graph/Interpreter.h"
+#include "kiln/graph/Reference.h"
+#include "kiln/graph/Translate.h"
+#include "kiln/rules/Engine.h"
+#include "kiln/rules/RuleJson.h"
+#include "kiln/rules/RuleTests.h"
+
+#include <gtest/gtest.h>
+
+using namespace kiln;
+using namespace kiln::rules;
+
+namespace {
+
+Command axpy() {
+    Command c("axpy");
+    auto n = c.size("N");
+    c.tensor("X", DataType::F32, {n}).tensor("Y", DataType::F32, {n}).scalar("alpha", DataType::F32);
+    auto x = c.loadLinear("X");
+    auto y = c.loadLinear("Y");
+    c.storeLinear("Y", c.execute("alpha * " + x + " + " + y));
+    return c;
+}
+
+RuleSet ruleSet(std::string const& body) { return parseRuleSet(body, "inline.rules.json"); }
+
+std::string errorOf(std::function<void()> const& f) {
+    try {
+        f();
+    } catch (UserError const& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+} // namespace
+
+TEST(Engine, ShippedLinearRulesKeepTheMeaningOfAxpy) {
+    RuleSet const set = loadRuleSet(KILN_SOURCE_DIR "/rules/linear-to-workitems.rules.json");
+    Command const c = axpy();
+    KernelGraph graph = translate(c);
+    ApplyResult const result = apply(set, graph, {.parameters = {{"WG_SIZE", 32}, {"VEC", 2}}});
+    EXPECT_EQ(result.applications, 4); // the grid, then one tiling per Linear value
+    EXPECT_EQ(countKind(graph, "Workgroup"), 1);
+    EXPECT_EQ(countKind(graph, "Tile"), 3);
+
+    // 101 elements over workgroups of 32 x 2: the last workgroup is partly masked.
+    Bindings viaGraph = randomBindings(c, {{"N", 101}}, 5), direct = viaGraph;
+    interpret(graph, viaGraph);
+    runReference(c, direct);
+    EXPECT_EQ(maxRelativeError(viaGraph.tensors["Y"], direct.tensors["Y"]), 0.0);
+}
+
+TEST(Engine, ATilingThatMissesElementsIsCaught) {
+    // Workgroups for only half of the elements: the elements nobody owns stay uncomputed.
+    RuleSet const set = ruleSet(R"json({ "ruleset": "short-grid", "version": 1,
+      "rules": [
+        { "name": "grid", "match": { "nodes": { "v": { "dim": "Linear" } },
+                                     "not": [ { "nodes": { "w": { "dim": "Workgroup" } } } ] },
+          "rewrite": { "add": { "nodes": { "wg": { "dim": "Workgroup", "size": "ceildiv(v.size, 8)" },
+                                           "wi": { "dim": "Workitem", "size": 2 } } } } },
+        { "name": "tile", "match": { "nodes": { "v": { "dim": "Linear" }, "wg": { "dim": "Workgroup" }, "wi": { "dim": "Workitem" } },
+                                     "not": [ { "edges": [ { "edge": "Tile", "tails": ["v"], "heads": ["...h"] } ] } ] },
+          "rewrite": { "add": { "nodes": { "n": { "dim": "MacroTileNumber", "size": "wg.size" },
+                                           "i": { "dim": "MacroTileIndex", "size": 4 } },
+                                "edges": [ { "edge": "Tile", "tails": ["v"], "heads": ["n", "i"] },
+                                           { "edge": "PassThrough", "tails": ["n"], "heads": ["wg"] },
+                                           { "edge": "PassThrough", "tails": ["i"], "heads": ["wi"] } ] } } } ] })json");
+    Command const c = axpy();
+    KernelGraph graph = translate(c);
+    apply(set, graph, {});
+    Bindings viaGraph = randomBindings(c, {{"N", 64}}, 5), direct = viaGraph;
+    interpret(graph, viaGraph);
+    runReference(c, direct);
+    EXPECT_GT(maxRelativeError(viaGraph.tensors["Y"], direct.tensors["Y"]), 0.1);
+}
+
+TEST(Engine, AFixpointOverBudgetNamesTheRulesThatKeptFiring) {
+    RuleSet const set = ruleSet(R"json({ "ruleset": "grows", "version": 1,
+      "strategy": { "fixpoint": ["more"], "budget": 5 },
+      "rules": [ { "name": "more", "match": { "nodes": { "k": { "op": "Kernel" } } },
+                   "rewrite": { "add": { "nodes": { "u": { "dim": "Unroll", "size": 2 } } } } } ] })json");
+    KernelGraph graph = translate(axpy());
+    std::string const before = toText(graph);
+    EXPECT_EQ(errorOf([&] { apply(set, graph, {}); }),
+              "inline.rules.json:2:19: error: rule set 'grows' did not reach a fixpoint within its budget of 5 "
+              "applications; rules that kept firing: more (5x) [at /strategy]");
+}
+
+TEST(Engine, AFixpointThatComesBackToAGraphIsStopped) {
+    RuleSet const set = ruleSet(R"json({ "ruleset": "flip-flop", "version": 1,
+      "rules": [
+        { "name": "add", "match": { "nodes": { "k": { "op": "Kernel" } },
+                                    "not": [ { "nodes": { "u": { "dim": "Unroll" } } } ] },
+          "rewrite": { "add": { "nodes": { "u": { "dim": "Unroll", "size": 2 } } } } },
+        { "name": "drop", "match": { "nodes": { "u": { "dim": "Unroll" } } }, "rewrite": { "remove": ["u"] } } ] })json");
+    KernelGraph graph = translate(axpy());
+    EXPECT_EQ(errorOf([&] { apply(set, graph, {}); }),
+              "inline.rules.json:1:1: error: rule set 'flip-flop' came back to a graph it had already produced after "
+              "2 applications, so its fixpoint would never end; rules that kept firing: add (1x), drop (1x)");
+}
+
+TEST(Engine, AnInvalidRewriteChangesNothing) {
+    // DataFlow may only join data dimensions; the rewrite would add one from a Workgroup.
+    RuleSet const set = ruleSet(R"json({ "ruleset": "bad", "version": 1, "strategy": "once",
+      "rules": [ { "name": "flow-from-index", "match": { "nodes": { "v": { "dim": "Linear" } } },
+                   "rewrite": { "add": { "nodes": { "w": { "dim": "Workgroup", "size": 4 } },
+                                         "edges": [ { "edge": "DataFlow", "tails": ["w"], "heads": ["v"] } ] } } } ] })json");
+    KernelGraph graph = translate(axpy());
+    std::string const before = toText(graph);
+    std::string const error = errorOf([&] { apply(set, graph, {}); });
+    EXPECT_NE(error.find("rule 'flow-from-index' would leave the graph invalid, so it was not applied"),
+              std::string::npos)
+        << error;
+    EXPECT_EQ(toText(graph), before);
+}
+
+TEST(Engine, RemovingANodeThatAnEdgeStillTouchesIsRefused) {
+    RuleSet const set = ruleSet(R"json({ "ruleset": "dangling", "version": 1, "strategy": "once",
+      "rules": [ { "name": "drop-user", "match": { "nodes": { "u": { "dim": "User" } } },
+                   "rewrite": { "remove": ["u"] } } ] })json");
+    KernelGraph graph = translate(axpy());
+    std::string const before = toText(graph);
+    EXPECT_EQ(errorOf([&] { apply(set, graph, {}); }),
+              "error: rule 'drop-user' removes dimension #2 but leaves Split edge #5 touching it; remove or "
+              "re-connect that edge in the same rule");
+    EXPECT_EQ(toText(graph), before);
+}
+
+TEST(Engine, OnceFirstAndTry) {
+    RuleSet const set = ruleSet(R"json({ "ruleset": "strategies", "version": 1,
+      "strategy": { "seq": [ { "first": ["low", "high"] }, { "once": ["low"] },
+                             { "try": [ { "once": ["fails"] } ] } ] },
+      "rules": [
+        { "name": "low", "match": { "nodes": { "k": { "op": "Kernel" } } },
+          "rewrite": { "add": { "nodes": { "u": { "dim": "Unroll", "size": 2 } } } } },
+        { "name": "high", "priority": 5, "match": { "nodes": { "k": { "op": "Kernel" } } },
+          "rewrite": { "add": { "nodes": { "u": { "dim": "Unroll", "size": 3 } } } } },
+        { "name": "fails", "match": { "nodes": { "u": { "dim": "User" } } }, "rewrite": { "remove": ["u"] } } ] })json");
+    KernelGraph graph = translate(axpy());
+    std::vector<std::string> applied;
+    ApplyResult const result = apply(set, graph, {.observe = [&](Application const& a, KernelGraph const&,
+                                                                 KernelGraph const&) { applied.push_back(a.rule); }});
+    EXPECT_EQ(applied, (std::vector<std::string>{"high", "low"})); // `first` took the higher priority
+    EXPECT_EQ(result.applications, 2);                               // the failed `try` is rolled back
+    EXPECT_EQ(countKind(graph, "Unroll"), 2);
+    EXPECT_EQ(countKind(graph, "User"), 3);
+}
+
+TEST(Engine, ProvenanceNamesTheRuleAndItsMatch) {
+    RuleSet const set = loadRuleSet(KILN_SOURCE_DIR "/rules/linear-to-workitems.rules.json");
+    KernelGraph graph = translate(axpy());
+    apply(set, graph, {});
+    int fromGrid = 0;
+    for (auto const& [id, p] : graph.provenance)
+        if (p.rule == "make-grid") {
+            ++fromGrid;
+            EXPECT_EQ(p.application, 1);
+            EXPECT_EQ(p.parents.size(), 2u); // the Kernel and the Linear value it matched
+        }
+    EXPECT_EQ(fromGrid, 2); // the Workgroup and the Workitem
+}
+
+TEST(Engine, WhyNotSaysWhichConstraintFailed) {
+    RuleSet const set = loadRuleSet(KILN_SOURCE_DIR "/rules/linear-to-workitems.rules.json");
+    KernelGraph graph = translate(axpy());
+    std::map<std::string, std::int64_t> params{{"WG_SIZE", 64}, {"VEC", 4}};
+    RuleContext const context{.parameters = &params};
+    Rule const& tile = *set.find("tile-linear");
+    // Element #2 is the User tensor X, not a Linear value.
+    EXPECT_EQ(whyNot(tile, graph, "values", 2, context), "'values' wants Linear but #2 is User");
+    // No grid yet: the pattern needs a Workgroup.
+    EXPECT_EQ(whyNot(tile, graph, "values", 4, context), "there is no Workgroup in the graph to be 'wg'");
+    apply(set, graph, {.parameters = params});
+    EXPECT_EQ(whyNot(tile, graph, "values", 4, context), "negative pattern 0 ('not' entry 0) exists");
+}
+
+TEST(Engine, GuardsThatCannotBeDecidedBeforeLaunchDoNotFire) {
+    RuleSet const set = ruleSet(R"json({ "ruleset": "divisible", "version": 1, "strategy": "once",
+      "rules": [ { "name": "only-multiples-of-64", "match": { "nodes": { "v": { "dim": "Linear" } } },
+                   "where": "v.size % 64 == 0",
+                   "rewrite": { "add": { "nodes": { "u": { "dim": "Unroll", "size": 2 } } } } } ] })json");
+    KernelGraph graph = translate(axpy()); // N is known only at launch
+    EXPECT_EQ(apply(set, graph, {}).applications, 0);
+    std::map<std::string, std::int64_t> none;
+    EXPECT_EQ(whyNot(set.rules[0], graph, "v", 4, RuleContext{.parameters = &none}),
+              "the guard 'v.size % 64 == 0' cannot be decided before launch (N % 64 == 0)");
+}

@@ -1,0 +1,65 @@
+// KernelManifest.h: what a compiled kernel expects, written next to every kernel by codegen.
+//
+// A manifest names the entry point, its parameters (name, type, size, offset, pointer or value),
+// the block size it was generated for, its dynamic shared memory and its target. The launcher
+// checks launches against it (TypedKernel at load, untyped launches at launch), so that a double
+// passed for an f32 is an error naming the parameter instead of garbage in the kernel.
+//
+// JSON form (unknown keys are kept out of the way for codegen's own fields, e.g. "grid",
+// "registers", "schedule", "graph_hash"):
+//   { "entry": "kiln_saxpy", "target": "sm_80", "block": [256, 1, 1], "shared_bytes": 0,
+//     "parameters": [ { "name": "x", "type": "f32", "kind": "pointer", "size": 8, "offset": 0 },
+//                     { "name": "alpha", "type": "f32", "kind": "value", "size": 4,
+//                       "offset": 16 }, ... ] }
+// For a pointer, "type" is the element type and "size" is 8.
+#pragma once
+
+#include "kiln/runtime/LaunchConfig.h"
+#include "kiln/runtime/ScalarType.h"
+#include "kiln/runtime/Status.h"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::runtime {
+
+/// Whether a parameter is a device address or a value passed by copy.
+enum class ParameterKind : std::uint8_t { Pointer, Value };
+
+/// "pointer" or "value".
+std::string_view name(ParameterKind kind);
+
+/// One kernel parameter as the manifest describes it.
+struct KernelParameter {
+    std::string name;
+    ScalarType type = ScalarType::U8; ///< the value's type, or the pointed-to element type
+    ParameterKind kind = ParameterKind::Value;
+    std::size_t size = 0;   ///< bytes in the parameter buffer (8 for a pointer)
+    std::size_t offset = 0; ///< byte offset in the parameter buffer
+    bool operator==(KernelParameter const&) const = default;
+};
+
+/// Everything the launcher needs to know about one compiled kernel.
+struct KernelManifest {
+    std::string entry;           ///< the kernel's entry name in the code
+    std::string target;          ///< e.g. "sm_80", "sm_90a"
+    std::optional<Dim3> block;   ///< the block size the kernel was generated for
+    std::size_t sharedBytes = 0; ///< dynamic shared memory the kernel needs
+    std::vector<KernelParameter> parameters;
+    bool operator==(KernelManifest const&) const = default;
+
+    /// Parses the JSON form; `origin` (a file name, or "manifest") prefixes error messages, which
+    /// name the JSON path of the problem (InvalidManifest).
+    static Expected<KernelManifest> fromJson(std::string_view text, std::string const& origin);
+    /// Reads and parses a manifest file (NotFound when it cannot be read).
+    static Expected<KernelManifest> fromFile(std::string const& path);
+    /// The JSON form, as fromJson reads it.
+    std::string toJson() const;
+    /// Total bytes of the parameter buffer (end of the last parameter).
+    std::size_t parameterBytes() const;
+};
+
+} // namespace kiln::runtime

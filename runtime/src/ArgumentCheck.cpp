@@ -1,0 +1,133 @@
+// ArgumentCheck.cpp: launch arguments against manifests and loaded parameter layouts.
+#include "kiln/runtime/ArgumentCheck.h"
+
+namespace kiln::runtime {
+namespace {
+
+/// "a double", "an int32_t", "a uint32_t".
+std::string withArticle(std::string const& noun) {
+    bool const vowel =
+        !noun.empty() && std::string_view("aeioAEIO").find(noun[0]) != std::string_view::npos;
+    return (vowel ? "an " : "a ") + noun;
+}
+
+std::string bytes(std::size_t count) {
+    return std::to_string(count) + (count == 1 ? " byte" : " bytes");
+}
+
+/// How the launch's argument reads in a message.
+std::string passes(ArgumentDescriptor const& argument) {
+    if (argument.kind == ParameterKind::Pointer) {
+        return argument.cppType() + " (a pointer to " + std::string(name(argument.type)) + ")";
+    }
+    return withArticle(argument.cppType()) + " (" + bytes(argument.size) + ")";
+}
+
+/// How a manifest parameter reads in a message: "f32 (4 bytes)", "a pointer to f32".
+std::string expects(KernelParameter const& parameter) {
+    if (parameter.kind == ParameterKind::Pointer) {
+        return "a pointer to " + std::string(name(parameter.type));
+    }
+    return std::string(name(parameter.type)) + " (" + bytes(parameter.size) + ")";
+}
+
+std::string label(std::size_t index, KernelParameter const& parameter) {
+    return "parameter " + std::to_string(index) + " '" + parameter.name + "'";
+}
+
+Error mismatch(std::string_view kernelName, std::string const& what) {
+    return Error(ErrorCode::ArgumentMismatch, "kernel '" + std::string(kernelName) + "': " + what);
+}
+
+std::string count(std::size_t n, char const* noun) {
+    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+} // namespace
+
+std::string ArgumentDescriptor::cppType() const {
+    if (kind == ParameterKind::Pointer)
+        return "DevicePointer<" + std::string(cppName(type)) + ">";
+    return std::string(cppName(type));
+}
+
+std::vector<std::size_t> argumentOffsets(std::span<ArgumentDescriptor const> arguments) {
+    std::vector<std::size_t> offsets;
+    offsets.reserve(arguments.size());
+    std::size_t end = 0;
+    for (ArgumentDescriptor const& argument : arguments) {
+        std::size_t const alignment = argument.alignment == 0 ? 1 : argument.alignment;
+        std::size_t const offset = (end + alignment - 1) / alignment * alignment;
+        offsets.push_back(offset);
+        end = offset + argument.size;
+    }
+    return offsets;
+}
+
+Status checkArguments(std::string_view kernelName, KernelManifest const& manifest,
+                      std::span<ArgumentDescriptor const> arguments) {
+    if (arguments.size() != manifest.parameters.size()) {
+        return mismatch(kernelName,
+                        "the manifest has " + count(manifest.parameters.size(), "parameter") +
+                            " but the launch passes " + count(arguments.size(), "argument"));
+    }
+    std::vector<std::size_t> const offsets = argumentOffsets(arguments);
+    for (std::size_t i = 0; i < arguments.size(); ++i) {
+        KernelParameter const& parameter = manifest.parameters[i];
+        ArgumentDescriptor const& argument = arguments[i];
+        if (parameter.kind != argument.kind || parameter.type != argument.type ||
+            parameter.size != argument.size) {
+            return mismatch(kernelName, label(i, parameter) + " is " + expects(parameter) +
+                                            " but the launch passes " + passes(argument));
+        }
+        if (parameter.offset != offsets[i]) {
+            return mismatch(kernelName, label(i, parameter) + " is at offset " +
+                                            std::to_string(parameter.offset) +
+                                            " in the manifest but the launch puts it at " +
+                                            std::to_string(offsets[i]));
+        }
+    }
+    return {};
+}
+
+Status checkArguments(std::string_view kernelName, std::span<ParameterLayout const> layout,
+                      std::span<ArgumentDescriptor const> arguments) {
+    if (arguments.size() != layout.size()) {
+        return mismatch(kernelName, "the loaded code has " + count(layout.size(), "parameter") +
+                                        " but the launch passes " +
+                                        count(arguments.size(), "argument"));
+    }
+    std::vector<std::size_t> const offsets = argumentOffsets(arguments);
+    for (std::size_t i = 0; i < arguments.size(); ++i) {
+        if (layout[i].size != arguments[i].size || layout[i].offset != offsets[i]) {
+            return mismatch(kernelName,
+                            "parameter " + std::to_string(i) + " is " + bytes(layout[i].size) +
+                                " at offset " + std::to_string(layout[i].offset) +
+                                " in the loaded code but the launch passes " +
+                                passes(arguments[i]) + " at offset " + std::to_string(offsets[i]));
+        }
+    }
+    return {};
+}
+
+Status checkManifestLayout(std::string_view kernelName, KernelManifest const& manifest,
+                           std::span<ParameterLayout const> layout) {
+    if (manifest.parameters.size() != layout.size()) {
+        return mismatch(kernelName,
+                        "the manifest has " + count(manifest.parameters.size(), "parameter") +
+                            " but the loaded code has " + count(layout.size(), "parameter"));
+    }
+    for (std::size_t i = 0; i < layout.size(); ++i) {
+        KernelParameter const& parameter = manifest.parameters[i];
+        if (parameter.size != layout[i].size || parameter.offset != layout[i].offset) {
+            return mismatch(kernelName, label(i, parameter) + " is " + bytes(parameter.size) +
+                                            " at offset " + std::to_string(parameter.offset) +
+                                            " in the manifest but " + bytes(layout[i].size) +
+                                            " at offset " + std::to_string(layout[i].offset) +
+                                            " in the loaded code");
+        }
+    }
+    return {};
+}
+
+} // namespace kiln::runtime

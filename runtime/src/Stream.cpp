@@ -1,0 +1,63 @@
+// Stream.cpp: creating streams and events, checked launches, synchronisation.
+#include "kiln/runtime/Stream.h"
+
+namespace kiln::runtime {
+
+Expected<Stream> Stream::create(std::shared_ptr<Device> device) {
+    if (!device)
+        return Error(ErrorCode::InvalidArgument, "Stream::create: no device");
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<StreamBackend> backend, device->newStream());
+    return Stream(std::move(device), std::move(backend));
+}
+
+Expected<Event> Event::create(std::shared_ptr<Device> device) {
+    if (!device)
+        return Error(ErrorCode::InvalidArgument, "Event::create: no device");
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<EventBackend> backend, device->newEvent());
+    return Event(std::move(device), std::move(backend));
+}
+
+Stream& Stream::launch(Kernel const& kernel, LaunchConfig const& config,
+                       KernelArguments const& arguments) {
+    if (!status_.ok())
+        return *this;
+    if (Status checked = kernel.checkArguments(arguments.descriptors()); !checked.ok()) {
+        status_ = checked;
+        return *this;
+    }
+    std::vector<void*> pointers = arguments.pointers();
+    return launchChecked(kernel, config, pointers.data());
+}
+
+Stream& Stream::launchChecked(Kernel const& kernel, LaunchConfig const& config, void** arguments) {
+    DeviceDescription const& kernelDevice = kernel.device().description();
+    DeviceDescription const& streamDevice = device_->description();
+    if (kernelDevice.platform != streamDevice.platform ||
+        kernelDevice.ordinal != streamDevice.ordinal) {
+        status_ = Error(ErrorCode::InvalidArgument,
+                        "kernel '" + kernel.name() + "' is loaded on " + kernelDevice.summary() +
+                            " but the stream runs on " + streamDevice.summary());
+        return *this;
+    }
+    status_ = kernel.prepareLaunch(config);
+    if (status_.ok())
+        status_ = backend_->launch(kernel.backend(), config, arguments);
+    return *this;
+}
+
+Status Stream::checkSizes(char const* what, std::size_t expected, std::size_t given) {
+    if (expected == given)
+        return {};
+    return Error(ErrorCode::InvalidArgument,
+                 std::string("Stream ") + what + ": " + std::to_string(given) +
+                     " elements where the buffer has " + std::to_string(expected));
+}
+
+Status Stream::synchronize() {
+    Status result = status_;
+    status_ = Status();
+    Status const waited = backend_->synchronize();
+    return result.ok() ? waited : result;
+}
+
+} // namespace kiln::runtime

@@ -339,8 +339,9 @@ std::size_t JsonValue::asChoice(std::span<std::string_view const> choices,
 }
 
 std::string JsonValue::stringOr(std::string_view key, std::string fallback) const {
-    auto member = find(key);
-    return member ? member->asString() : std::move(fallback);
+    if (auto member = find(key))
+        return member->asString();
+    return fallback;
 }
 
 bool JsonValue::boolOr(std::string_view key, bool fallback) const {

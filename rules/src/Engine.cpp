@@ -114,13 +114,12 @@ private:
             return false;
         std::string guard;
         guardsHold(rule, graph_, *match, base_, nullptr, &guard);
-        KernelGraph before = options_.observe ? graph_ : KernelGraph{};
         Application application = applyRewrite(rule, *match, graph_, base_, ++applications_);
         application.ruleset = rules_.name;
         application.guard = guard;
         ++fired_[rule.name];
         if (options_.observe)
-            options_.observe(application, before, graph_);
+            options_.observe(application, graph_);
         return true;
     }
 

@@ -15,6 +15,9 @@ Matcher::Matcher(KernelGraph const& graph) : graph_(graph) {
         operationsByKind_[graph.control.node(op).kind].push_back(op);
         allOperations_.push_back(op);
     }
+    for (auto const& [op, connections] : graph.mapping.all())
+        for (auto const& c : connections)
+            users_[c.dimension].push_back(op);
 }
 
 // One search for one pattern: the state of a backtracking walk.
@@ -182,8 +185,10 @@ struct Matcher::Search {
             // Candidates are the operations having this role; the dimension follows.
             if (auto op = anchor(e.tails))
                 out = {*op};
-            else if (auto dim = anchor(e.heads))
-                out = g.mapping.users(*dim);
+            else if (auto dim = anchor(e.heads)) {
+                if (auto it = m.users_.find(*dim); it != m.users_.end())
+                    out = it->second;
+            }
             break;
         }
         }

@@ -40,7 +40,7 @@ RuleTestResult runOne(RuleSet const& rules, RuleTest const& test) {
         std::optional<SemanticCheck> semantics;
         if (test.check) {
             semantics.emplace(command, command.defaults, 1);
-            options.observe = [&](Application const& a, KernelGraph const&, KernelGraph const& after) {
+            options.observe = [&](Application const& a, KernelGraph const& after) {
                 semantics->check(after, fmt::format("rule '{}' (application {})", a.rule, a.number));
             };
         }

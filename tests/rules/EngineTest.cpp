@@ -142,8 +142,7 @@ TEST(Engine, OnceFirstAndTry) {
         { "name": "fails", "match": { "nodes": { "u": { "dim": "User" } } }, "rewrite": { "remove": ["u"] } } ] })json");
     KernelGraph graph = translate(axpy());
     std::vector<std::string> applied;
-    ApplyResult const result = apply(set, graph, {.observe = [&](Application const& a, KernelGraph const&,
-                                                                 KernelGraph const&) { applied.push_back(a.rule); }});
+    ApplyResult const result = apply(set, graph, {.observe = [&](Application const& a, KernelGraph const&) { applied.push_back(a.rule); }});
     EXPECT_EQ(applied, (std::vector<std::string>{"high", "low"})); // `first` took the higher priority
     EXPECT_EQ(result.applications, 2);                               // the failed `try` is rolled back
     EXPECT_EQ(countKind(graph, "Unroll"), 2);

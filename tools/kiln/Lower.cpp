@@ -72,7 +72,7 @@ void addLower(CLI::App& app) {
         }
         rules::EngineOptions options{.parameters = parseParams(o->params)};
         if (semantics || trace || !o->dotEach.empty())
-            options.observe = [&](rules::Application const& a, KernelGraph const&, KernelGraph const& after) {
+            options.observe = [&](rules::Application const& a, KernelGraph const& after) {
                 if (trace)
                     trace->record(a);
                 if (!o->dotEach.empty())

@@ -21,8 +21,8 @@ struct EngineOptions {
     std::map<std::string, std::int64_t> parameters;
     /// Facts of the target (arch.NAME); absent when no target is given.
     std::function<std::optional<std::int64_t>(std::string const&)> arch;
-    /// Called after every application with the graph before and after it.
-    std::function<void(Application const&, KernelGraph const& before, KernelGraph const& after)> observe;
+    /// Called after every application with the graph it produced.
+    std::function<void(Application const&, KernelGraph const& after)> observe;
 };
 
 struct ApplyResult {

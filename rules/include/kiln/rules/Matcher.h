@@ -50,6 +50,7 @@ private:
     std::map<DimensionKind, std::vector<Id>> dimensionsByKind_;
     std::map<OperationKind, std::vector<Id>> operationsByKind_;
     std::vector<Id> allDimensions_, allOperations_;
+    std::map<Id, std::vector<Id>> users_; ///< dimension -> operations connected to it
     std::int64_t tried_ = 0;
 };
 

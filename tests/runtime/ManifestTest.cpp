@@ -1,0 +1,133 @@
+// ManifestTest.cpp: kernel manifests: reading, writing, and every malformed form's message.
+#include "kiln/runtime/KernelManifest.h"
+
+#include <gtest/gtest.h>
+#include <string>
+
+namespace kiln::runtime {
+namespace {
+
+std::string const kSaxpyPath = std::string(KILN_SOURCE_DIR) + "/tests/runtime/ptx/saxpy.json";
+
+TEST(Manifest, ReadsTheSaxpyManifest) {
+    Expected<KernelManifest> manifest = KernelManifest::fromFile(kSaxpyPath);
+    ASSERT_TRUE(manifest.ok()) << manifest.error().message();
+    EXPECT_EQ(manifest->entry, "kiln_saxpy");
+    EXPECT_EQ(manifest->target, "sm_80");
+    ASSERT_TRUE(manifest->block.has_value());
+    EXPECT_EQ(*manifest->block, (Dim3{256, 1, 1}));
+    EXPECT_EQ(manifest->sharedBytes, 0u);
+    ASSERT_EQ(manifest->parameters.size(), 4u);
+    EXPECT_EQ(manifest->parameters[2],
+              (KernelParameter{"alpha", ScalarType::F32, ParameterKind::Value, 4, 16}));
+    EXPECT_EQ(manifest->parameters[1],
+              (KernelParameter{"y", ScalarType::F32, ParameterKind::Pointer, 8, 8}));
+    EXPECT_EQ(manifest->parameterBytes(), 24u);
+}
+
+TEST(Manifest, RoundTripsThroughJson) {
+    Expected<KernelManifest> manifest = KernelManifest::fromFile(kSaxpyPath);
+    ASSERT_TRUE(manifest.ok()) << manifest.error().message();
+    manifest->sharedBytes = 65536;
+    manifest->block = Dim3{128, 2, 1};
+    Expected<KernelManifest> again = KernelManifest::fromJson(manifest->toJson(), "round trip");
+    ASSERT_TRUE(again.ok()) << again.error().message();
+    EXPECT_EQ(*again, *manifest);
+}
+
+TEST(Manifest, AcceptsAScalarBlockNoParametersAndUnknownKeys) {
+    Expected<KernelManifest> manifest = KernelManifest::fromJson(
+        R"({"entry": "k", "target": "sm_90a", "block": 128, "parameters": [],
+            "registers": 40, "graph_hash": "abc"})",
+        "m.json");
+    ASSERT_TRUE(manifest.ok()) << manifest.error().message();
+    EXPECT_EQ(*manifest->block, (Dim3{128, 1, 1}));
+    EXPECT_TRUE(manifest->parameters.empty());
+    EXPECT_EQ(manifest->parameterBytes(), 0u);
+}
+
+TEST(Manifest, NoBlockMeansAnyBlock) {
+    Expected<KernelManifest> manifest =
+        KernelManifest::fromJson(R"({"entry": "k", "target": "sm_80", "parameters": []})", "m");
+    ASSERT_TRUE(manifest.ok()) << manifest.error().message();
+    EXPECT_FALSE(manifest->block.has_value());
+}
+
+/// The message of a manifest that must be refused.
+std::string refusal(std::string const& parameters, std::string const& extra = "") {
+    std::string const text =
+        R"({"entry": "k", "target": "sm_80")" + extra + R"(, "parameters": [)" + parameters + "]}";
+    Expected<KernelManifest> manifest = KernelManifest::fromJson(text, "m.json");
+    if (manifest.ok())
+        return "accepted";
+    EXPECT_EQ(manifest.error().code(), ErrorCode::InvalidManifest);
+    return manifest.error().message();
+}
+
+TEST(Manifest, RefusesMalformedParameters) {
+    EXPECT_EQ(refusal(R"({"name": "a", "type": "f33", "kind": "value", "size": 4, "offset": 0})"),
+              "m.json: /parameters/0/type: unknown type 'f33'; known types: i8, i16, i32, i64, "
+              "u8, u16, u32, u64, f16, bf16, f32, f64");
+    EXPECT_EQ(refusal(R"({"name": "a", "type": "f32", "kind": "value", "size": 8, "offset": 0})"),
+              "m.json: /parameters/0/size: 8 does not match a f32 value (4 bytes)");
+    EXPECT_EQ(refusal(R"({"name": "a", "type": "f32", "kind": "pointer", "size": 4, "offset": 0})"),
+              "m.json: /parameters/0/size: 4 does not match a pointer (8 bytes)");
+    EXPECT_EQ(refusal(R"({"name": "a", "type": "f32", "kind": "ref", "size": 4, "offset": 0})"),
+              "m.json: /parameters/0/kind: must be \"pointer\" or \"value\", not 'ref'");
+    EXPECT_EQ(refusal(R"({"name": "a", "type": "u64", "kind": "value", "size": 8, "offset": 4})"),
+              "m.json: /parameters/0/offset: 4 is not a multiple of the parameter's size (8)");
+    EXPECT_EQ(refusal(R"({"name": "a", "type": "f32", "kind": "value", "size": 4, "offset": -4})"),
+              "m.json: /parameters/0/offset: must be a non-negative integer, not -4");
+    EXPECT_EQ(refusal(R"({"name": "a", "type": "f32", "kind": "value", "size": 4})"),
+              "m.json: /parameters/0/offset: missing (bytes in the parameter buffer)");
+    EXPECT_EQ(refusal(R"({"type": "f32", "kind": "value", "size": 4, "offset": 0})"),
+              "m.json: /parameters/0/name: missing (the parameter's name)");
+    EXPECT_EQ(refusal(R"("x")"), "m.json: /parameters/0: must be an object, not \"x\"");
+}
+
+TEST(Manifest, RefusesOverlapsAndDuplicates) {
+    std::string const x =
+        R"({"name": "x", "type": "f32", "kind": "pointer", "size": 8, "offset": 0})";
+    EXPECT_EQ(
+        refusal(x + R"(, {"name": "n", "type": "u32", "kind": "value", "size": 4, "offset": 4})"),
+        "m.json: /parameters/1/offset: 4 overlaps parameter 0 'x', which ends at byte 8");
+    EXPECT_EQ(
+        refusal(x + R"(, {"name": "x", "type": "u32", "kind": "value", "size": 4, "offset": 8})"),
+        "m.json: /parameters/1/name: 'x' is already parameter 0");
+}
+
+TEST(Manifest, RefusesMalformedDocuments) {
+    auto message = [](std::string const& text) {
+        Expected<KernelManifest> manifest = KernelManifest::fromJson(text, "m.json");
+        return manifest.ok() ? std::string("accepted") : manifest.error().message();
+    };
+    EXPECT_EQ(message("[]"), "m.json: /: a manifest is a JSON object, not []");
+    EXPECT_EQ(message(R"({"target": "sm_80", "parameters": []})"),
+              "m.json: /entry: missing (the kernel's entry name)");
+    EXPECT_EQ(message(R"({"entry": "", "target": "sm_80", "parameters": []})"),
+              "m.json: /entry: must be a non-empty string, not \"\"");
+    EXPECT_EQ(message(R"({"entry": "k", "parameters": []})"),
+              "m.json: /target: missing (e.g. \"sm_90a\")");
+    EXPECT_EQ(message(R"({"entry": "k", "target": "sm_80"})"),
+              "m.json: /parameters: missing (the kernel's parameters, [] for none)");
+    EXPECT_EQ(message(R"({"entry": "k", "target": "sm_80", "parameters": {}})"),
+              "m.json: /parameters: must be an array, not {}");
+    EXPECT_EQ(refusal("", R"(, "block": [0, 1])"),
+              "m.json: /block/0: must be between 1 and 2^32-1, not 0");
+    EXPECT_EQ(refusal("", R"(, "block": [1, 2, 3, 4])"),
+              "m.json: /block: must have 1 to 3 extents, not [1,2,3,4]");
+    EXPECT_EQ(refusal("", R"(, "shared_bytes": "lots")"),
+              "m.json: /shared_bytes: must be a non-negative integer, not \"lots\"");
+    std::string const broken = message("{\"entry\": ");
+    EXPECT_EQ(broken.rfind("m.json: not valid JSON: ", 0), 0u) << broken;
+}
+
+TEST(Manifest, MissingFileIsNotFound) {
+    Expected<KernelManifest> manifest = KernelManifest::fromFile("/nonexistent/k.json");
+    ASSERT_FALSE(manifest.ok());
+    EXPECT_EQ(manifest.error().code(), ErrorCode::NotFound);
+    EXPECT_EQ(manifest.error().message(), "cannot read the manifest file '/nonexistent/k.json'");
+}
+
+} // namespace
+} // namespace kiln::runtime

@@ -67,9 +67,16 @@ BENCHMARK(BM_BuildAndVerifyLargeGraph)->Arg(4998)->Unit(benchmark::kMillisecond)
 static void BM_CoordinatePlanTiledLoad(benchmark::State& state) {
     KernelGraph g;
     using E = CoordinateEdgeKind;
-    Id const user = g.addDimension({.kind = DimensionKind::User, .size = literal(1024 * 1024), .name = "A"});
-    Id const rows = g.addDimension({.kind = DimensionKind::SubDimension, .size = literal(1024), .stride = literal(1024), .axis = 0});
-    Id const cols = g.addDimension({.kind = DimensionKind::SubDimension, .size = literal(1024), .stride = literal(1), .axis = 1});
+    Id const user =
+        g.addDimension({.kind = DimensionKind::User, .size = literal(1024 * 1024), .name = "A"});
+    Id const rows = g.addDimension({.kind = DimensionKind::SubDimension,
+                                    .size = literal(1024),
+                                    .stride = literal(1024),
+                                    .axis = 0});
+    Id const cols = g.addDimension({.kind = DimensionKind::SubDimension,
+                                    .size = literal(1024),
+                                    .stride = literal(1),
+                                    .axis = 1});
     g.addCoordinateEdge(E::Split, {user}, {rows, cols});
     Id const rn = g.addDimension({.kind = DimensionKind::MacroTileNumber, .size = literal(16)});
     Id const ri = g.addDimension({.kind = DimensionKind::MacroTileIndex, .size = literal(64)});
@@ -77,15 +84,22 @@ static void BM_CoordinatePlanTiledLoad(benchmark::State& state) {
     Id const ci = g.addDimension({.kind = DimensionKind::MacroTileIndex, .size = literal(64)});
     g.addCoordinateEdge(E::Tile, {rows}, {rn, ri});
     g.addCoordinateEdge(E::Tile, {cols}, {cn, ci});
-    Id const wg0 = g.addDimension({.kind = DimensionKind::Workgroup, .size = literal(16), .axis = 0});
-    Id const wg1 = g.addDimension({.kind = DimensionKind::Workgroup, .size = literal(16), .axis = 1});
+    Id const wg0 =
+        g.addDimension({.kind = DimensionKind::Workgroup, .size = literal(16), .axis = 0});
+    Id const wg1 =
+        g.addDimension({.kind = DimensionKind::Workgroup, .size = literal(16), .axis = 1});
     g.addCoordinateEdge(E::PassThrough, {rn}, {wg0});
     g.addCoordinateEdge(E::PassThrough, {cn}, {wg1});
-    Id const tile = g.addDimension({.kind = DimensionKind::MacroTile, .size = literal(64 * 64), .dtype = DataType::F32});
+    Id const tile = g.addDimension(
+        {.kind = DimensionKind::MacroTile, .size = literal(64 * 64), .dtype = DataType::F32});
     g.addCoordinateEdge(E::Flatten, {ri, ci}, {tile});
 
-    auto sizeOf = [&](Id d) -> std::optional<std::int64_t> { return literalInt(g.coordinates.node(d).size); };
-    auto strideOf = [&](Id d) -> std::optional<std::int64_t> { return literalInt(g.coordinates.node(d).stride); };
+    auto sizeOf = [&](Id d) -> std::optional<std::int64_t> {
+        return literalInt(g.coordinates.node(d).size);
+    };
+    auto strideOf = [&](Id d) -> std::optional<std::int64_t> {
+        return literalInt(g.coordinates.node(d).stride);
+    };
     CoordinatePlan const plan(g, {wg0, wg1, tile}, {user}, {sizeOf, strideOf});
 
     std::int64_t known[3] = {3, 5, 0}, address = 0, checksum = 0;

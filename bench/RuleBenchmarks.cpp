@@ -31,7 +31,9 @@ Command chain(int links) {
 Command axpy() {
     Command c("axpy");
     auto n = c.size("N");
-    c.tensor("X", DataType::F32, {n}).tensor("Y", DataType::F32, {n}).scalar("alpha", DataType::F32);
+    c.tensor("X", DataType::F32, {n})
+        .tensor("Y", DataType::F32, {n})
+        .scalar("alpha", DataType::F32);
     auto x = c.loadLinear("X");
     auto y = c.loadLinear("Y");
     c.storeLinear("Y", c.execute("alpha * " + x + " + " + y));
@@ -60,22 +62,28 @@ static void BM_MatcherCandidatesOnLargeGraph(benchmark::State& state) {
         });
         candidates += matcher.candidatesTried();
     }
-    state.counters["nodes"] = static_cast<double>(graph.coordinates.nodes().size() + graph.control.nodes().size());
-    state.counters["candidates_per_second"] = benchmark::Counter(static_cast<double>(candidates), benchmark::Counter::kIsRate);
-    state.counters["matches_per_run"] = static_cast<double>(matches) / static_cast<double>(state.iterations());
+    state.counters["nodes"] =
+        static_cast<double>(graph.coordinates.nodes().size() + graph.control.nodes().size());
+    state.counters["candidates_per_second"] =
+        benchmark::Counter(static_cast<double>(candidates), benchmark::Counter::kIsRate);
+    state.counters["matches_per_run"] =
+        static_cast<double>(matches) / static_cast<double>(state.iterations());
 }
 BENCHMARK(BM_MatcherCandidatesOnLargeGraph)->Unit(benchmark::kMillisecond);
 
 static void BM_LowerElementwisePipeline(benchmark::State& state) {
     bool const traced = state.range(0) != 0;
-    rules::Pipeline const pipeline = rules::loadPipeline(KILN_SOURCE_DIR "/rules/elementwise.pipeline.json");
+    rules::Pipeline const pipeline =
+        rules::loadPipeline(KILN_SOURCE_DIR "/rules/elementwise.pipeline.json");
     KernelGraph const translated = translate(axpy());
     std::string const tracePath = "/tmp/kiln-bench-trace.json";
     std::unique_ptr<rules::Trace> trace;
     rules::EngineOptions options;
     if (traced) {
         trace = std::make_unique<rules::Trace>(tracePath);
-        options.observe = [&](rules::Application const& a, KernelGraph const&) { trace->record(a); };
+        options.observe = [&](rules::Application const& a, KernelGraph const&) {
+            trace->record(a);
+        };
     }
     for (auto _ : state) {
         KernelGraph graph = translated;
@@ -85,4 +93,8 @@ static void BM_LowerElementwisePipeline(benchmark::State& state) {
     trace.reset();
     std::remove(tracePath.c_str());
 }
-BENCHMARK(BM_LowerElementwisePipeline)->Arg(0)->Arg(1)->ArgName("traced")->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_LowerElementwisePipeline)
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgName("traced")
+    ->Unit(benchmark::kMicrosecond);

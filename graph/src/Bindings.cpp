@@ -75,8 +75,9 @@ Bindings randomBindings(Command const& command, std::map<std::string, double> co
     for (auto const& s : command.scalars()) {
         auto it = problem.find(s.name);
         double const v = it != problem.end() ? it->second : draw(s.dtype);
-        b.scalars[s.name] = isFloat(s.dtype) ? Value::real(roundTo(s.dtype, v), s.dtype)
-                                             : Value::integer(static_cast<std::int64_t>(v), s.dtype);
+        b.scalars[s.name] = isFloat(s.dtype)
+                                ? Value::real(roundTo(s.dtype, v), s.dtype)
+                                : Value::integer(static_cast<std::int64_t>(v), s.dtype);
     }
     BindingsEnvironment env(b);
     for (auto const& t : command.tensors()) {
@@ -111,7 +112,8 @@ double maxRelativeError(HostTensor const& actual, HostTensor const& reference) {
     KILN_ASSERT(actual.shape == reference.shape, "comparing tensors of different shapes");
     double scale = 0;
     forEachIndex(reference.shape, [&](std::vector<std::int64_t> const& index) {
-        scale = std::max(scale, std::fabs(reference.data[static_cast<std::size_t>(reference.offset(index))]));
+        scale = std::max(
+            scale, std::fabs(reference.data[static_cast<std::size_t>(reference.offset(index))]));
     });
     double const floor = std::max(1e-2 * scale, 1e-300);
     double worst = 0;
@@ -120,7 +122,7 @@ double maxRelativeError(HostTensor const& actual, HostTensor const& reference) {
         double const r = reference.data[static_cast<std::size_t>(reference.offset(index))];
         double const error = (std::isnan(a) != std::isnan(r)) ? INFINITY
                              : std::isnan(a)                  ? 0.0
-                                                              : std::fabs(a - r) / std::max(std::fabs(r), floor);
+                                             : std::fabs(a - r) / std::max(std::fabs(r), floor);
         worst = std::max(worst, error);
     });
     return worst;

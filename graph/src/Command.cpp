@@ -13,8 +13,9 @@ namespace {
 bool isIdentifier(std::string_view s) {
     if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
         return false;
-    return std::all_of(s.begin(), s.end(),
-                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
 }
 
 bool sameShape(std::vector<ExprPtr> const& a, std::vector<ExprPtr> const& b) {
@@ -62,8 +63,8 @@ void collectTags(Expression const& e, std::vector<std::string>& tags) {
 } // namespace
 
 DataType multiplyResultType(DataType a, DataType b) {
-    bool const half = a == DataType::F16 || a == DataType::BF16 || b == DataType::F16 ||
-                      b == DataType::BF16;
+    bool const half =
+        a == DataType::F16 || a == DataType::BF16 || b == DataType::F16 || b == DataType::BF16;
     return half ? DataType::F32 : a;
 }
 
@@ -100,10 +101,11 @@ Command& Command::tensor(std::string n, DataType dtype, std::vector<ExprPtr> sha
             strides[k] = simplify(strides[k + 1] * shape[k + 1]);
     }
     if (strides.size() != shape.size())
-        throw UserError(fmt::format("tensor '{}' has {} axes but {} strides", n, shape.size(),
-                                    strides.size()),
-                        where);
-    tensors_.push_back({std::move(n), dtype, std::move(shape), std::move(strides), std::move(where)});
+        throw UserError(
+            fmt::format("tensor '{}' has {} axes but {} strides", n, shape.size(), strides.size()),
+            where);
+    tensors_.push_back(
+        {std::move(n), dtype, std::move(shape), std::move(strides), std::move(where)});
     return *this;
 }
 
@@ -153,7 +155,8 @@ std::string Command::execute(std::string_view text, std::optional<DataType> dtyp
     } catch (ExpressionError const& error) {
         fail("in '{}' at offset {}: {}", text, error.offset(), error.message());
     }
-    return add({.kind = CommandOpKind::Execute, .tag = freshTag("e"), .expression = e, .dtype = dtype});
+    return add(
+        {.kind = CommandOpKind::Execute, .tag = freshTag("e"), .expression = e, .dtype = dtype});
 }
 
 std::string Command::multiply(std::string const& lhs, std::string const& rhs, bool transposeA,
@@ -166,7 +169,10 @@ std::string Command::multiply(std::string const& lhs, std::string const& rhs, bo
 }
 
 std::string Command::reduce(std::string const& value, Combine combine) {
-    return add({.kind = CommandOpKind::Reduce, .tag = freshTag("r"), .inputs = {value}, .combine = combine});
+    return add({.kind = CommandOpKind::Reduce,
+                .tag = freshTag("r"),
+                .inputs = {value},
+                .combine = combine});
 }
 
 std::string Command::add(CommandOperation op) {
@@ -189,7 +195,8 @@ std::string Command::add(CommandOperation op) {
         return *t;
     };
 
-    bool const produces = op.kind != CommandOpKind::StoreLinear && op.kind != CommandOpKind::StoreTiled;
+    bool const produces =
+        op.kind != CommandOpKind::StoreLinear && op.kind != CommandOpKind::StoreTiled;
     if (produces) {
         if (!isIdentifier(op.tag))
             error(fmt::format("'{}' is not a valid tag (letters, digits and '_')", op.tag));
@@ -231,7 +238,8 @@ std::string Command::add(CommandOperation op) {
             error("Execute needs at least one tensor value in its expression");
         for (auto const& tagName : tags)
             if (!values_.count(tagName))
-                error(fmt::format("Execute uses '{}', which no earlier operation defines", tagName));
+                error(
+                    fmt::format("Execute uses '{}', which no earlier operation defines", tagName));
         auto const& first = values_.at(tags[0]);
         for (std::size_t k = 1; k < tags.size(); ++k) {
             auto const& other = values_.at(tags[k]);
@@ -250,26 +258,27 @@ std::string Command::add(CommandOperation op) {
         if (op.inputs.size() != 2)
             error("Multiply takes exactly two inputs: lhs and rhs");
         if (a.shape.size() != 2 || b.shape.size() != 2)
-            error(fmt::format("Multiply needs matrices: lhs '{}' is {}, rhs '{}' is {}", op.inputs[0],
-                              shapeText(a.shape), op.inputs[1], shapeText(b.shape)));
+            error(fmt::format("Multiply needs matrices: lhs '{}' is {}, rhs '{}' is {}",
+                              op.inputs[0], shapeText(a.shape), op.inputs[1], shapeText(b.shape)));
         if (a.dtype != b.dtype)
-            error(fmt::format("Multiply of {} by {}: lhs and rhs need one type", kiln::name(a.dtype),
-                              kiln::name(b.dtype)));
+            error(fmt::format("Multiply of {} by {}: lhs and rhs need one type",
+                              kiln::name(a.dtype), kiln::name(b.dtype)));
         ExprPtr const m = a.shape[op.transposeA ? 1 : 0], ka = a.shape[op.transposeA ? 0 : 1];
         ExprPtr const kb = b.shape[op.transposeB ? 1 : 0], n = b.shape[op.transposeB ? 0 : 1];
         if (!equal(simplify(ka), simplify(kb)))
-            error(fmt::format("Multiply: inner sizes differ: lhs '{}' gives {} x {}, rhs '{}' gives "
-                              "{} x {}",
-                              op.inputs[0], toString(m), toString(ka), op.inputs[1], toString(kb),
-                              toString(n)));
+            error(fmt::format(
+                "Multiply: inner sizes differ: lhs '{}' gives {} x {}, rhs '{}' gives "
+                "{} x {}",
+                op.inputs[0], toString(m), toString(ka), op.inputs[1], toString(kb), toString(n)));
         result = {op.dtype.value_or(multiplyResultType(a.dtype, b.dtype)), {m, n}};
         break;
     }
     case CommandOpKind::Reduce: {
         auto const& v = input(0, "value");
         if (v.shape.size() < 2)
-            error(fmt::format("Reduce of '{}' ({}): it reduces the last axis, so it needs at least two",
-                              op.inputs[0], shapeText(v.shape)));
+            error(fmt::format(
+                "Reduce of '{}' ({}): it reduces the last axis, so it needs at least two",
+                op.inputs[0], shapeText(v.shape)));
         result = {v.dtype, std::vector<ExprPtr>(v.shape.begin(), v.shape.end() - 1)};
         break;
     }

@@ -14,12 +14,18 @@ enum class Needs { None, TailSizes, HeadSizes, TailStrides, HeadStrides, SunderS
 
 Needs needs(CoordinateEdgeKind kind) {
     switch (kind) {
-    case CoordinateEdgeKind::Split: return Needs::HeadStrides;
-    case CoordinateEdgeKind::Join: return Needs::TailStrides;
-    case CoordinateEdgeKind::Flatten: return Needs::TailSizes;
-    case CoordinateEdgeKind::Tile: return Needs::HeadSizes;
-    case CoordinateEdgeKind::Sunder: return Needs::SunderSizes;
-    default: return Needs::None;
+    case CoordinateEdgeKind::Split:
+        return Needs::HeadStrides;
+    case CoordinateEdgeKind::Join:
+        return Needs::TailStrides;
+    case CoordinateEdgeKind::Flatten:
+        return Needs::TailSizes;
+    case CoordinateEdgeKind::Tile:
+        return Needs::HeadSizes;
+    case CoordinateEdgeKind::Sunder:
+        return Needs::SunderSizes;
+    default:
+        return Needs::None;
     }
 }
 
@@ -31,7 +37,8 @@ bool canReverse(CoordinateEdgeKind kind) {
 }
 
 // Digits of `value` in radix `sizes` (row-major, first size unused).
-inline void digits(std::int64_t value, std::int64_t const* sizes, std::size_t n, std::int64_t* out) {
+inline void digits(std::int64_t value, std::int64_t const* sizes, std::size_t n,
+                   std::int64_t* out) {
     for (std::size_t k = n; k-- > 1;) {
         out[k] = value % sizes[k];
         value /= sizes[k];
@@ -80,13 +87,14 @@ CoordinatePlan::CoordinatePlan(KernelGraph const& graph, std::vector<Id> known,
                 return std::all_of(ids.begin(), ids.end(), [&](Id n) { return have.count(n) > 0; });
             };
             auto any = [&](std::vector<Id> const& ids) {
-                return std::any_of(ids.begin(), ids.end(), [&](Id n) { return have.count(n) == 0; });
+                return std::any_of(ids.begin(), ids.end(),
+                                   [&](Id n) { return have.count(n) == 0; });
             };
             for (bool forward : {true, false}) {
                 auto const& in = forward ? tails : heads;
                 auto const& out = forward ? heads : tails;
-                if (used.count({e, forward}) || !(forward ? canForward(kind) : canReverse(kind)) || !all(in) ||
-                    !any(out))
+                if (used.count({e, forward}) || !(forward ? canForward(kind) : canReverse(kind)) ||
+                    !all(in) || !any(out))
                     continue;
                 used.insert({e, forward});
                 for (Id n : out)
@@ -104,9 +112,10 @@ CoordinatePlan::CoordinatePlan(KernelGraph const& graph, std::vector<Id> known,
     for (Id t : targets) {
         if (!have.count(t)) {
             auto const& d = coords.node(t);
-            throw UserError(fmt::format("no chain of coordinate transforms reaches #{} ({}{}) from the "
-                                        "known indices",
-                                        t, name(d.kind), d.name.empty() ? "" : " " + d.name));
+            throw UserError(
+                fmt::format("no chain of coordinate transforms reaches #{} ({}{}) from the "
+                            "known indices",
+                            t, name(d.kind), d.name.empty() ? "" : " " + d.name));
         }
         work.push_back(t);
     }
@@ -150,7 +159,8 @@ CoordinatePlan::CoordinatePlan(KernelGraph const& graph, std::vector<Id> known,
             break;
         case Needs::HeadSizes:
             for (Id n : heads)
-                step.sizes.push_back(n == heads[0] ? extents.size(n).value_or(0) : require(extents.size(n), n, "size"));
+                step.sizes.push_back(n == heads[0] ? extents.size(n).value_or(0)
+                                                   : require(extents.size(n), n, "size"));
             break;
         case Needs::TailStrides:
             for (Id n : tails)
@@ -174,7 +184,8 @@ CoordinatePlan::CoordinatePlan(KernelGraph const& graph, std::vector<Id> known,
     slots_.assign(slotOf.size(), 0);
 }
 
-bool CoordinatePlan::run(std::span<std::int64_t const> known, std::span<std::int64_t> targets) const {
+bool CoordinatePlan::run(std::span<std::int64_t const> known,
+                         std::span<std::int64_t> targets) const {
     std::int64_t* s = slots_.data();
     for (std::size_t k = 0; k < knownSlots_.size(); ++k)
         s[knownSlots_[k]] = known[k];
@@ -247,7 +258,8 @@ bool CoordinatePlan::run(std::span<std::int64_t const> known, std::span<std::int
                 std::copy(heads.begin(), heads.end(), out);
             } else {
                 std::vector<std::int64_t> const heads(in, in + ni);
-                if (heads.back() < 0 || static_cast<std::size_t>(heads.back()) >= segmentSizes.size())
+                if (heads.back() < 0 ||
+                    static_cast<std::size_t>(heads.back()) >= segmentSizes.size())
                     return false;
                 out[0] = sunderReverse(heads, segmentSizes);
             }

@@ -13,7 +13,7 @@ struct TypeInfo {
     int bytes;
 };
 constexpr TypeInfo kTypes[] = {
-    {DataType::Bool, "bool", 1}, {DataType::I32, "i32", 4}, {DataType::I64, "i64", 8},
+    {DataType::Bool, "bool", 1}, {DataType::I32, "i32", 4},   {DataType::I64, "i64", 8},
     {DataType::F16, "f16", 2},   {DataType::BF16, "bf16", 2}, {DataType::F32, "f32", 4},
     {DataType::F64, "f64", 8},
 };
@@ -37,7 +37,9 @@ double roundToFormat(double value, int mantissaBits, int exponentBits) {
 }
 } // namespace
 
-std::string_view name(DataType type) { return kTypes[static_cast<int>(type)].name; }
+std::string_view name(DataType type) {
+    return kTypes[static_cast<int>(type)].name;
+}
 
 std::optional<DataType> parseDataType(std::string_view name) {
     for (auto const& info : kTypes)
@@ -46,14 +48,18 @@ std::optional<DataType> parseDataType(std::string_view name) {
     return std::nullopt;
 }
 
-int sizeInBytes(DataType type) { return kTypes[static_cast<int>(type)].bytes; }
+int sizeInBytes(DataType type) {
+    return kTypes[static_cast<int>(type)].bytes;
+}
 
 bool isFloat(DataType type) {
     return type == DataType::F16 || type == DataType::BF16 || type == DataType::F32 ||
            type == DataType::F64;
 }
 
-bool isInteger(DataType type) { return !isFloat(type); }
+bool isInteger(DataType type) {
+    return !isFloat(type);
+}
 
 double roundTo(DataType type, double value) {
     switch (type) {

@@ -10,7 +10,9 @@ using namespace expr;
 Value Environment::argument(Argument const& a) const {
     fail("argument '{}' has no value here", a.name);
 }
-Value Environment::tag(Tag const& t) const { fail("value '{}' has no value here", t.name); }
+Value Environment::tag(Tag const& t) const {
+    fail("value '{}' has no value here", t.name);
+}
 Value Environment::dimensionSize(Id dimension) const {
     fail("the size of dimension #{} is not known here", dimension);
 }
@@ -53,14 +55,17 @@ Value eval(Expression const& e, Environment const& env) {
     if (auto const* u = std::get_if<Unary>(&e))
         return convertValue(resultType(e), apply(u->op, eval(*u->arg, env)));
     if (auto const* s = std::get_if<Select>(&e))
-        return convertValue(resultType(e), eval(*s->condition, env).asBool() ? eval(*s->ifTrue, env)
-                                                                            : eval(*s->ifFalse, env));
+        return convertValue(resultType(e), eval(*s->condition, env).asBool()
+                                               ? eval(*s->ifTrue, env)
+                                               : eval(*s->ifFalse, env));
     auto const& c = std::get<Convert>(e);
     return convertValue(c.type, eval(*c.arg, env));
 }
 } // namespace
 
-Value evaluate(Expression const& e, Environment const& env) { return eval(e, env); }
+Value evaluate(Expression const& e, Environment const& env) {
+    return eval(e, env);
+}
 
 std::int64_t evaluateInt(Expression const& e, Environment const& env) {
     Value const v = eval(e, env);

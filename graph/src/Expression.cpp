@@ -19,10 +19,16 @@ struct Overloaded : Fs... {
 template <class... Fs>
 Overloaded(Fs...) -> Overloaded<Fs...>;
 
-ExprPtr make(Expression e) { return std::make_shared<Expression const>(std::move(e)); }
+ExprPtr make(Expression e) {
+    return std::make_shared<Expression const>(std::move(e));
+}
 
-bool isComparison(BinaryOp op) { return op >= BinaryOp::Equal && op <= BinaryOp::GreaterEqual; }
-bool isLogical(BinaryOp op) { return op == BinaryOp::LogicalAnd || op == BinaryOp::LogicalOr; }
+bool isComparison(BinaryOp op) {
+    return op >= BinaryOp::Equal && op <= BinaryOp::GreaterEqual;
+}
+bool isLogical(BinaryOp op) {
+    return op == BinaryOp::LogicalAnd || op == BinaryOp::LogicalOr;
+}
 
 // Usual arithmetic conversions between two non-weak types.
 DataType promote(DataType a, DataType b) {
@@ -64,12 +70,24 @@ Typed typeOf(Expression const& e) {
                 return Typed{l.value.type,
                              l.value.type == (l.value.isFloat() ? DataType::F64 : DataType::I64)};
             },
-            [](Argument const& a) { return Typed{a.type, false}; },
-            [](Tag const& t) { return Typed{t.type, false}; },
-            [](DimensionSize const&) { return Typed{DataType::I64, false}; },
-            [](DimensionStride const&) { return Typed{DataType::I64, false}; },
-            [](Index const&) { return Typed{DataType::I64, false}; },
-            [](DataValue const& d) { return Typed{d.type, false}; },
+            [](Argument const& a) {
+                return Typed{a.type, false};
+            },
+            [](Tag const& t) {
+                return Typed{t.type, false};
+            },
+            [](DimensionSize const&) {
+                return Typed{DataType::I64, false};
+            },
+            [](DimensionStride const&) {
+                return Typed{DataType::I64, false};
+            },
+            [](Index const&) {
+                return Typed{DataType::I64, false};
+            },
+            [](DataValue const& d) {
+                return Typed{d.type, false};
+            },
             [](Unary const& u) {
                 if (u.op == UnaryOp::LogicalNot)
                     return Typed{DataType::Bool, false};
@@ -83,7 +101,9 @@ Typed typeOf(Expression const& e) {
                 return t.type == DataType::Bool ? Typed{DataType::I32, false} : t;
             },
             [](Select const& s) { return combine(typeOf(*s.ifTrue), typeOf(*s.ifFalse)); },
-            [](Convert const& c) { return Typed{c.type, false}; },
+            [](Convert const& c) {
+                return Typed{c.type, false};
+            },
         },
         static_cast<Expression::variant const&>(e));
 }
@@ -110,24 +130,46 @@ std::int64_t checkedShift(std::int64_t amount) {
 }
 } // namespace
 
-ExprPtr literal(std::int64_t value) { return make(Literal{Value::integer(value)}); }
-ExprPtr literal(Value value) { return make(Literal{value}); }
-ExprPtr argument(std::string name, DataType type) { return make(Argument{std::move(name), type}); }
-ExprPtr tag(std::string name, DataType type) { return make(Tag{std::move(name), type}); }
-ExprPtr dimensionSize(Id dimension) { return make(DimensionSize{dimension}); }
-ExprPtr dimensionStride(Id dimension) { return make(DimensionStride{dimension}); }
-ExprPtr index(Id dimension) { return make(Index{dimension}); }
-ExprPtr dataValue(Id dimension, DataType type) { return make(DataValue{dimension, type}); }
-ExprPtr unary(UnaryOp op, ExprPtr arg) { return make(Unary{op, std::move(arg)}); }
+ExprPtr literal(std::int64_t value) {
+    return make(Literal{Value::integer(value)});
+}
+ExprPtr literal(Value value) {
+    return make(Literal{value});
+}
+ExprPtr argument(std::string name, DataType type) {
+    return make(Argument{std::move(name), type});
+}
+ExprPtr tag(std::string name, DataType type) {
+    return make(Tag{std::move(name), type});
+}
+ExprPtr dimensionSize(Id dimension) {
+    return make(DimensionSize{dimension});
+}
+ExprPtr dimensionStride(Id dimension) {
+    return make(DimensionStride{dimension});
+}
+ExprPtr index(Id dimension) {
+    return make(Index{dimension});
+}
+ExprPtr dataValue(Id dimension, DataType type) {
+    return make(DataValue{dimension, type});
+}
+ExprPtr unary(UnaryOp op, ExprPtr arg) {
+    return make(Unary{op, std::move(arg)});
+}
 ExprPtr binary(BinaryOp op, ExprPtr lhs, ExprPtr rhs) {
     return make(Binary{op, std::move(lhs), std::move(rhs)});
 }
 ExprPtr select(ExprPtr condition, ExprPtr ifTrue, ExprPtr ifFalse) {
     return make(Select{std::move(condition), std::move(ifTrue), std::move(ifFalse)});
 }
-ExprPtr convert(DataType type, ExprPtr arg) { return make(Convert{type, std::move(arg)}); }
+ExprPtr convert(DataType type, ExprPtr arg) {
+    return make(Convert{type, std::move(arg)});
+}
 
-ExprPtr operator+(ExprPtr a, ExprPtr b) { return binary(BinaryOp::Add, std::move(a), std::move(b)); }
+ExprPtr operator+(ExprPtr a, ExprPtr b) {
+    return binary(BinaryOp::Add, std::move(a), std::move(b));
+}
 ExprPtr operator-(ExprPtr a, ExprPtr b) {
     return binary(BinaryOp::Subtract, std::move(a), std::move(b));
 }
@@ -145,14 +187,15 @@ ExprPtr ceilDivide(ExprPtr a, ExprPtr b) {
 }
 
 std::string_view name(UnaryOp op) {
-    static constexpr std::string_view names[] = {"-", "!", "~", "abs", "exp", "log", "sqrt", "tanh"};
+    static constexpr std::string_view names[] = {"-",   "!",   "~",    "abs",
+                                                 "exp", "log", "sqrt", "tanh"};
     return names[static_cast<int>(op)];
 }
 
 std::string_view name(BinaryOp op) {
     static constexpr std::string_view names[] = {
-        "+",  "-",  "*", "/",  "%",  "ceildiv", "min", "max", "gcd", "<<", ">>",
-        "&",  "|",  "^", "==", "!=", "<",       "<=",  ">",   ">=",  "&&", "||"};
+        "+", "-", "*", "/",  "%",  "ceildiv", "min", "max", "gcd", "<<", ">>",
+        "&", "|", "^", "==", "!=", "<",       "<=",  ">",   ">=",  "&&", "||"};
     return names[static_cast<int>(op)];
 }
 
@@ -178,9 +221,13 @@ EvaluationTime evaluationTime(Expression const& e) {
         static_cast<Expression::variant const&>(e));
 }
 
-DataType resultType(Expression const& e) { return typeOf(e).type; }
+DataType resultType(Expression const& e) {
+    return typeOf(e).type;
+}
 
-bool isWeak(Expression const& e) { return typeOf(e).weak; }
+bool isWeak(Expression const& e) {
+    return typeOf(e).weak;
+}
 
 bool equal(ExprPtr const& a, ExprPtr const& b) {
     if (a == b)
@@ -198,7 +245,9 @@ bool equal(ExprPtr const& a, ExprPtr const& b) {
                 auto const& y = std::get<Tag>(*b);
                 return x.name == y.name && x.type == y.type;
             },
-            [&](DimensionSize const& x) { return x.dimension == std::get<DimensionSize>(*b).dimension; },
+            [&](DimensionSize const& x) {
+                return x.dimension == std::get<DimensionSize>(*b).dimension;
+            },
             [&](DimensionStride const& x) {
                 return x.dimension == std::get<DimensionStride>(*b).dimension;
             },
@@ -246,8 +295,8 @@ Value convertValue(DataType type, Value v) {
         if (type == DataType::Bool)
             return Value::integer(d != 0, type);
         double const clamped = std::clamp(d, -9.2e18, 9.2e18);
-        return Value::integer(wrap(type, static_cast<std::uint64_t>(static_cast<std::int64_t>(clamped))),
-                              type);
+        return Value::integer(
+            wrap(type, static_cast<std::uint64_t>(static_cast<std::int64_t>(clamped))), type);
     }
     return Value::integer(wrap(type, static_cast<std::uint64_t>(v.i)), type);
 }
@@ -259,22 +308,39 @@ Value apply(UnaryOp op, Value a) {
         double const x = a.f;
         double r = 0;
         switch (op) {
-        case UnaryOp::Negate: r = -x; break;
-        case UnaryOp::Abs: r = std::fabs(x); break;
-        case UnaryOp::Exp: r = std::exp(x); break;
-        case UnaryOp::Log: r = std::log(x); break;
-        case UnaryOp::Sqrt: r = std::sqrt(x); break;
-        case UnaryOp::Tanh: r = std::tanh(x); break;
-        case UnaryOp::BitwiseNot: fail("'~' needs an integer operand, not {}", name(a.type));
-        case UnaryOp::LogicalNot: break;
+        case UnaryOp::Negate:
+            r = -x;
+            break;
+        case UnaryOp::Abs:
+            r = std::fabs(x);
+            break;
+        case UnaryOp::Exp:
+            r = std::exp(x);
+            break;
+        case UnaryOp::Log:
+            r = std::log(x);
+            break;
+        case UnaryOp::Sqrt:
+            r = std::sqrt(x);
+            break;
+        case UnaryOp::Tanh:
+            r = std::tanh(x);
+            break;
+        case UnaryOp::BitwiseNot:
+            fail("'~' needs an integer operand, not {}", name(a.type));
+        case UnaryOp::LogicalNot:
+            break;
         }
         return Value::real(roundTo(a.type, r), a.type);
     }
     auto const x = static_cast<std::uint64_t>(a.i);
     switch (op) {
-    case UnaryOp::Negate: return Value::integer(wrap(a.type, 0 - x), a.type);
-    case UnaryOp::BitwiseNot: return Value::integer(wrap(a.type, ~x), a.type);
-    case UnaryOp::Abs: return Value::integer(wrap(a.type, a.i < 0 ? 0 - x : x), a.type);
+    case UnaryOp::Negate:
+        return Value::integer(wrap(a.type, 0 - x), a.type);
+    case UnaryOp::BitwiseNot:
+        return Value::integer(wrap(a.type, ~x), a.type);
+    case UnaryOp::Abs:
+        return Value::integer(wrap(a.type, a.i < 0 ? 0 - x : x), a.type);
     case UnaryOp::Exp:
     case UnaryOp::Log:
     case UnaryOp::Sqrt:
@@ -282,15 +348,16 @@ Value apply(UnaryOp op, Value a) {
         double const d = apply(op, Value::real(static_cast<double>(a.i))).f;
         return Value::real(d, DataType::F64);
     }
-    case UnaryOp::LogicalNot: break;
+    case UnaryOp::LogicalNot:
+        break;
     }
     return a;
 }
 
 Value apply(BinaryOp op, Value a, Value b) {
     if (isLogical(op)) {
-        bool const r = op == BinaryOp::LogicalAnd ? (a.asBool() && b.asBool())
-                                                  : (a.asBool() || b.asBool());
+        bool const r =
+            op == BinaryOp::LogicalAnd ? (a.asBool() && b.asBool()) : (a.asBool() || b.asBool());
         return Value::boolean(r);
     }
     DataType const type = promote(a.type, b.type);
@@ -298,21 +365,44 @@ Value apply(BinaryOp op, Value a, Value b) {
         double const x = a.asDouble(), y = b.asDouble();
         double r = 0;
         switch (op) {
-        case BinaryOp::Add: r = x + y; break;
-        case BinaryOp::Subtract: r = x - y; break;
-        case BinaryOp::Multiply: r = x * y; break;
-        case BinaryOp::Divide: r = x / y; break;
-        case BinaryOp::Modulo: r = std::fmod(x, y); break;
-        case BinaryOp::CeilDivide: r = std::ceil(x / y); break;
-        case BinaryOp::Min: r = std::min(x, y); break;
-        case BinaryOp::Max: r = std::max(x, y); break;
-        case BinaryOp::Equal: return Value::boolean(x == y);
-        case BinaryOp::NotEqual: return Value::boolean(x != y);
-        case BinaryOp::Less: return Value::boolean(x < y);
-        case BinaryOp::LessEqual: return Value::boolean(x <= y);
-        case BinaryOp::Greater: return Value::boolean(x > y);
-        case BinaryOp::GreaterEqual: return Value::boolean(x >= y);
-        default: fail("'{}' needs integer operands, not {}", name(op), kiln::name(type));
+        case BinaryOp::Add:
+            r = x + y;
+            break;
+        case BinaryOp::Subtract:
+            r = x - y;
+            break;
+        case BinaryOp::Multiply:
+            r = x * y;
+            break;
+        case BinaryOp::Divide:
+            r = x / y;
+            break;
+        case BinaryOp::Modulo:
+            r = std::fmod(x, y);
+            break;
+        case BinaryOp::CeilDivide:
+            r = std::ceil(x / y);
+            break;
+        case BinaryOp::Min:
+            r = std::min(x, y);
+            break;
+        case BinaryOp::Max:
+            r = std::max(x, y);
+            break;
+        case BinaryOp::Equal:
+            return Value::boolean(x == y);
+        case BinaryOp::NotEqual:
+            return Value::boolean(x != y);
+        case BinaryOp::Less:
+            return Value::boolean(x < y);
+        case BinaryOp::LessEqual:
+            return Value::boolean(x <= y);
+        case BinaryOp::Greater:
+            return Value::boolean(x > y);
+        case BinaryOp::GreaterEqual:
+            return Value::boolean(x >= y);
+        default:
+            fail("'{}' needs integer operands, not {}", name(op), kiln::name(type));
         }
         return Value::real(roundTo(type, r), type);
     }
@@ -326,31 +416,68 @@ Value apply(BinaryOp op, Value a, Value b) {
     };
     std::uint64_t r = 0;
     switch (op) {
-    case BinaryOp::Add: r = ux + uy; break;
-    case BinaryOp::Subtract: r = ux - uy; break;
-    case BinaryOp::Multiply: r = ux * uy; break;
-    case BinaryOp::Divide: needDivisor(); r = static_cast<std::uint64_t>(x / y); break;
-    case BinaryOp::Modulo: needDivisor(); r = static_cast<std::uint64_t>(x % y); break;
-    case BinaryOp::CeilDivide: needDivisor(); r = static_cast<std::uint64_t>(ceilDiv(x, y)); break;
-    case BinaryOp::Min: r = static_cast<std::uint64_t>(std::min(x, y)); break;
-    case BinaryOp::Max: r = static_cast<std::uint64_t>(std::max(x, y)); break;
-    case BinaryOp::Gcd:
-        r = static_cast<std::uint64_t>(std::gcd(x == std::numeric_limits<std::int64_t>::min() ? 0 : x,
-                                                y == std::numeric_limits<std::int64_t>::min() ? 0 : y));
+    case BinaryOp::Add:
+        r = ux + uy;
         break;
-    case BinaryOp::ShiftLeft: r = ux << checkedShift(y); break;
-    case BinaryOp::ShiftRight: r = static_cast<std::uint64_t>(x >> checkedShift(y)); break;
-    case BinaryOp::BitwiseAnd: r = ux & uy; break;
-    case BinaryOp::BitwiseOr: r = ux | uy; break;
-    case BinaryOp::BitwiseXor: r = ux ^ uy; break;
-    case BinaryOp::Equal: return Value::boolean(x == y);
-    case BinaryOp::NotEqual: return Value::boolean(x != y);
-    case BinaryOp::Less: return Value::boolean(x < y);
-    case BinaryOp::LessEqual: return Value::boolean(x <= y);
-    case BinaryOp::Greater: return Value::boolean(x > y);
-    case BinaryOp::GreaterEqual: return Value::boolean(x >= y);
+    case BinaryOp::Subtract:
+        r = ux - uy;
+        break;
+    case BinaryOp::Multiply:
+        r = ux * uy;
+        break;
+    case BinaryOp::Divide:
+        needDivisor();
+        r = static_cast<std::uint64_t>(x / y);
+        break;
+    case BinaryOp::Modulo:
+        needDivisor();
+        r = static_cast<std::uint64_t>(x % y);
+        break;
+    case BinaryOp::CeilDivide:
+        needDivisor();
+        r = static_cast<std::uint64_t>(ceilDiv(x, y));
+        break;
+    case BinaryOp::Min:
+        r = static_cast<std::uint64_t>(std::min(x, y));
+        break;
+    case BinaryOp::Max:
+        r = static_cast<std::uint64_t>(std::max(x, y));
+        break;
+    case BinaryOp::Gcd:
+        r = static_cast<std::uint64_t>(
+            std::gcd(x == std::numeric_limits<std::int64_t>::min() ? 0 : x,
+                     y == std::numeric_limits<std::int64_t>::min() ? 0 : y));
+        break;
+    case BinaryOp::ShiftLeft:
+        r = ux << checkedShift(y);
+        break;
+    case BinaryOp::ShiftRight:
+        r = static_cast<std::uint64_t>(x >> checkedShift(y));
+        break;
+    case BinaryOp::BitwiseAnd:
+        r = ux & uy;
+        break;
+    case BinaryOp::BitwiseOr:
+        r = ux | uy;
+        break;
+    case BinaryOp::BitwiseXor:
+        r = ux ^ uy;
+        break;
+    case BinaryOp::Equal:
+        return Value::boolean(x == y);
+    case BinaryOp::NotEqual:
+        return Value::boolean(x != y);
+    case BinaryOp::Less:
+        return Value::boolean(x < y);
+    case BinaryOp::LessEqual:
+        return Value::boolean(x <= y);
+    case BinaryOp::Greater:
+        return Value::boolean(x > y);
+    case BinaryOp::GreaterEqual:
+        return Value::boolean(x >= y);
     case BinaryOp::LogicalAnd:
-    case BinaryOp::LogicalOr: break;
+    case BinaryOp::LogicalOr:
+        break;
     }
     DataType const resultType = type == DataType::Bool ? DataType::I32 : type;
     return Value::integer(wrap(resultType, r), resultType);

@@ -11,8 +11,12 @@ namespace kiln {
 
 using namespace expr;
 
-ExprPtr NameResolver::name(std::string_view) const { return nullptr; }
-std::optional<DataType> NameResolver::dataType(Id) const { return std::nullopt; }
+ExprPtr NameResolver::name(std::string_view) const {
+    return nullptr;
+}
+std::optional<DataType> NameResolver::dataType(Id) const {
+    return std::nullopt;
+}
 
 namespace {
 
@@ -26,12 +30,15 @@ struct InfixOp {
 };
 // Longest spellings first, so that "<<" is not read as "<".
 constexpr InfixOp kInfix[] = {
-    {"||", BinaryOp::LogicalOr, 1},  {"&&", BinaryOp::LogicalAnd, 2}, {"==", BinaryOp::Equal, 6},
-    {"!=", BinaryOp::NotEqual, 6},   {"<=", BinaryOp::LessEqual, 7},  {">=", BinaryOp::GreaterEqual, 7},
-    {"<<", BinaryOp::ShiftLeft, 8},  {">>", BinaryOp::ShiftRight, 8}, {"|", BinaryOp::BitwiseOr, 3},
-    {"^", BinaryOp::BitwiseXor, 4},  {"&", BinaryOp::BitwiseAnd, 5},  {"<", BinaryOp::Less, 7},
-    {">", BinaryOp::Greater, 7},     {"+", BinaryOp::Add, 9},         {"-", BinaryOp::Subtract, 9},
-    {"*", BinaryOp::Multiply, 10},   {"/", BinaryOp::Divide, 10},     {"%", BinaryOp::Modulo, 10},
+    {"||", BinaryOp::LogicalOr, 1}, {"&&", BinaryOp::LogicalAnd, 2},
+    {"==", BinaryOp::Equal, 6},     {"!=", BinaryOp::NotEqual, 6},
+    {"<=", BinaryOp::LessEqual, 7}, {">=", BinaryOp::GreaterEqual, 7},
+    {"<<", BinaryOp::ShiftLeft, 8}, {">>", BinaryOp::ShiftRight, 8},
+    {"|", BinaryOp::BitwiseOr, 3},  {"^", BinaryOp::BitwiseXor, 4},
+    {"&", BinaryOp::BitwiseAnd, 5}, {"<", BinaryOp::Less, 7},
+    {">", BinaryOp::Greater, 7},    {"+", BinaryOp::Add, 9},
+    {"-", BinaryOp::Subtract, 9},   {"*", BinaryOp::Multiply, 10},
+    {"/", BinaryOp::Divide, 10},    {"%", BinaryOp::Modulo, 10},
 };
 
 struct CallOp {
@@ -60,20 +67,25 @@ std::optional<int> infixPrecedence(BinaryOp op) {
     return std::nullopt;
 }
 
-bool isNameStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
+bool isNameStart(char c) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$';
+}
 bool isNameChar(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$';
 }
 
 class Parser {
 public:
-    Parser(std::string_view text, NameResolver const& names) : text_(text), names_(names) {}
+    Parser(std::string_view text, NameResolver const& names)
+        : text_(text)
+        , names_(names) {}
 
     ExprPtr parse() {
         ExprPtr e = parseBinary(1);
         skipSpace();
         if (pos_ < text_.size())
-            throw ExpressionError(pos_, fmt::format("unexpected '{}' after the expression", text_[pos_]));
+            throw ExpressionError(pos_,
+                                  fmt::format("unexpected '{}' after the expression", text_[pos_]));
         return e;
     }
 
@@ -122,7 +134,8 @@ private:
         if (accept("-")) {
             minusEnd_ = pos_;
             ExprPtr arg = parseUnary();
-            if (auto const* l = std::get_if<Literal>(arg.get()); l && start + 1 == pos_ - literalLength_)
+            if (auto const* l = std::get_if<Literal>(arg.get());
+                l && start + 1 == pos_ - literalLength_)
                 return negateLiteral(l->value);
             return unary(UnaryOp::Negate, arg);
         }
@@ -136,14 +149,16 @@ private:
     static ExprPtr negateLiteral(Value v) {
         if (v.isFloat())
             return literal(Value::real(-v.f, v.type));
-        return literal(Value::integer(static_cast<std::int64_t>(0 - static_cast<std::uint64_t>(v.i)), v.type));
+        return literal(
+            Value::integer(static_cast<std::int64_t>(0 - static_cast<std::uint64_t>(v.i)), v.type));
     }
 
     ExprPtr parsePrimary() {
         skipSpace();
         literalLength_ = 0;
         if (pos_ >= text_.size())
-            throw ExpressionError(pos_, text_.empty() ? "empty expression" : "expression ends too soon");
+            throw ExpressionError(pos_,
+                                  text_.empty() ? "empty expression" : "expression ends too soon");
         char const c = text_[pos_];
         if (c == '(') {
             ++pos_;
@@ -151,8 +166,9 @@ private:
             expect(")", "to close '('");
             return e;
         }
-        if (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && pos_ + 1 < text_.size() &&
-                                                            std::isdigit(static_cast<unsigned char>(text_[pos_ + 1]))))
+        if (std::isdigit(static_cast<unsigned char>(c)) ||
+            (c == '.' && pos_ + 1 < text_.size() &&
+             std::isdigit(static_cast<unsigned char>(text_[pos_ + 1]))))
             return parseNumber();
         if (isNameStart(c))
             return parseName();
@@ -169,7 +185,8 @@ private:
             while (pos_ < text_.size() && std::isxdigit(static_cast<unsigned char>(text_[pos_]))) {
                 if (value > (std::numeric_limits<std::uint64_t>::max() >> 4))
                     throw ExpressionError(start, "integer literal is too large");
-                char const d = static_cast<char>(std::tolower(static_cast<unsigned char>(text_[pos_++])));
+                char const d =
+                    static_cast<char>(std::tolower(static_cast<unsigned char>(text_[pos_++])));
                 value = value * 16 + static_cast<std::uint64_t>(d <= '9' ? d - '0' : d - 'a' + 10);
             }
             if (pos_ == digits)
@@ -209,14 +226,16 @@ private:
         std::uint64_t value = 0;
         for (char d : digits) {
             std::uint64_t const next = value * 10 + static_cast<std::uint64_t>(d - '0');
-            if (value > std::numeric_limits<std::uint64_t>::max() / 10 || next < value || next > limit)
+            if (value > std::numeric_limits<std::uint64_t>::max() / 10 || next < value ||
+                next > limit)
                 throw ExpressionError(start, "integer literal is too large for i64");
             value = next;
         }
         return literal(Value::integer(static_cast<std::int64_t>(value)));
     }
 
-    std::vector<ExprPtr> parseArguments(std::string_view function, std::size_t at, std::size_t count) {
+    std::vector<ExprPtr> parseArguments(std::string_view function, std::size_t at,
+                                        std::size_t count) {
         std::vector<ExprPtr> args;
         if (!accept(")")) {
             do
@@ -297,7 +316,8 @@ private:
                 throw ExpressionError(start, fmt::format("value#{} names no data dimension", id));
             return dataValue(id, *type);
         }
-        throw ExpressionError(start, fmt::format("unknown graph leaf '{}#' (size#, stride#, index#, value#)", word));
+        throw ExpressionError(
+            start, fmt::format("unknown graph leaf '{}#' (size#, stride#, index#, value#)", word));
     }
 
     std::string_view text_;
@@ -435,6 +455,8 @@ std::string toString(Expression const& e) {
     return std::move(p.out);
 }
 
-std::string toString(ExprPtr const& e) { return e ? toString(*e) : std::string("<none>"); }
+std::string toString(ExprPtr const& e) {
+    return e ? toString(*e) : std::string("<none>");
+}
 
 } // namespace kiln

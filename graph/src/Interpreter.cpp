@@ -17,15 +17,21 @@ bool perWorkitem(DimensionKind kind) {
 }
 
 bool perWorkgroup(DimensionKind kind) {
-    return kind == DimensionKind::MacroTile || kind == DimensionKind::WaveTile || kind == DimensionKind::Shared;
+    return kind == DimensionKind::MacroTile || kind == DimensionKind::WaveTile ||
+           kind == DimensionKind::Shared;
 }
 
-bool isHardware(DimensionKind kind) { return kind == DimensionKind::Workgroup || kind == DimensionKind::Workitem; }
+bool isHardware(DimensionKind kind) {
+    return kind == DimensionKind::Workgroup || kind == DimensionKind::Workitem;
+}
 
 class Interpreter : public BindingsEnvironment {
 public:
     Interpreter(KernelGraph const& graph, Bindings& bindings, InterpreterOptions const& options)
-        : BindingsEnvironment(bindings), graph_(graph), bindings_(bindings), options_(options) {
+        : BindingsEnvironment(bindings)
+        , graph_(graph)
+        , bindings_(bindings)
+        , options_(options) {
         for (Id d : graph.coordinates.nodes()) {
             auto kind = graph.coordinates.node(d).kind;
             if (kind == DimensionKind::Workgroup)
@@ -62,7 +68,8 @@ public:
         if (at >= values.size())
             fail("value#{} has {} elements; element {} was read", d.dimension, values.size(), at);
         double const v = values[at];
-        return isFloat(d.type) ? Value::real(v, d.type) : Value::integer(static_cast<std::int64_t>(v), d.type);
+        return isFloat(d.type) ? Value::real(v, d.type)
+                               : Value::integer(static_cast<std::int64_t>(v), d.type);
     }
 
 private:
@@ -99,7 +106,8 @@ private:
         return graph_.coordinates.node(d).size ? std::optional(size(d)) : std::nullopt;
     }
     std::optional<std::int64_t> optionalStride(Id d) const {
-        return graph_.coordinates.node(d).stride ? std::optional(dimensionStride(d).i) : std::nullopt;
+        return graph_.coordinates.node(d).stride ? std::optional(dimensionStride(d).i)
+                                                 : std::nullopt;
     }
 
     // Storage of a data dimension for the current workgroup (and workitem, where per-thread).
@@ -107,7 +115,8 @@ private:
         auto const kind = graph_.coordinates.node(d).kind;
         std::int64_t const group = perWorkitem(kind) || perWorkgroup(kind) ? group_ : -1;
         std::int64_t const lane = perWorkitem(kind) ? lane_ : -1;
-        KILN_ASSERT(group >= 0 || !(perWorkitem(kind) || perWorkgroup(kind)), "#{} read outside a workgroup", d);
+        KILN_ASSERT(group >= 0 || !(perWorkitem(kind) || perWorkgroup(kind)),
+                    "#{} read outside a workgroup", d);
         auto& values = storage_[{d, group, lane}];
         if (values.empty())
             values.assign(static_cast<std::size_t>(size(d)), 0.0);
@@ -184,11 +193,13 @@ private:
         case OperationKind::LoadLinear:
         case OperationKind::LoadTiled:
         case OperationKind::LoadShared:
-            return move(op, mapping.get(op, role::source), mapping.get(op, role::dest), /*load=*/true);
+            return move(op, mapping.get(op, role::source), mapping.get(op, role::dest),
+                        /*load=*/true);
         case OperationKind::StoreLinear:
         case OperationKind::StoreTiled:
         case OperationKind::StoreShared:
-            return move(op, mapping.get(op, role::source), mapping.get(op, role::dest), /*load=*/false);
+            return move(op, mapping.get(op, role::source), mapping.get(op, role::dest),
+                        /*load=*/false);
         case OperationKind::Assign:
             return assign(op, operation);
         case OperationKind::Multiply:
@@ -196,7 +207,8 @@ private:
         case OperationKind::Reduce:
             return reduce(op, operation);
         default:
-            KILN_ASSERT(false, "operation {} ({}) is not a data operation", op, name(operation.kind));
+            KILN_ASSERT(false, "operation {} ({}) is not a data operation", op,
+                        name(operation.kind));
         }
     }
 
@@ -207,8 +219,9 @@ private:
         if (it == plans_.end()) {
             CoordinatePlan::Extents const extents{[this](Id d) { return optionalSize(d); },
                                                   [this](Id d) { return optionalStride(d); }};
-            it = plans_.emplace(key, std::make_unique<CoordinatePlan>(graph_, known, std::vector<Id>{target},
-                                                                      extents))
+            it = plans_
+                     .emplace(key, std::make_unique<CoordinatePlan>(
+                                       graph_, known, std::vector<Id>{target}, extents))
                      .first;
         }
         return *it->second;
@@ -342,8 +355,9 @@ private:
         Id const domain = load ? dest : source;
         bool const global = graph_.coordinates.node(memory).kind == DimensionKind::User;
         DataType const domainType = graph_.coordinates.node(domain).dtype.value_or(DataType::F64);
-        DataType const memoryType = global ? tensor(memory).dtype
-                                           : graph_.coordinates.node(memory).dtype.value_or(DataType::F64);
+        DataType const memoryType =
+            global ? tensor(memory).dtype
+                   : graph_.coordinates.node(memory).dtype.value_or(DataType::F64);
         std::vector<Id> known;
         std::vector<std::int64_t> values;
         std::int64_t address = 0;
@@ -360,12 +374,16 @@ private:
             bool const inside = plan(op, known, memory).run(values, std::span(&address, 1));
             std::vector<double>& memoryValues = global ? tensor(memory).data : storage(memory);
             auto& domainValues = storage(domain);
-            bool const valid = inside && address >= 0 && static_cast<std::size_t>(address) < memoryValues.size();
+            bool const valid =
+                inside && address >= 0 && static_cast<std::size_t>(address) < memoryValues.size();
             auto const at = static_cast<std::size_t>(e);
             if (load)
-                domainValues[at] = valid ? roundTo(domainType, memoryValues[static_cast<std::size_t>(address)]) : 0.0;
+                domainValues[at] =
+                    valid ? roundTo(domainType, memoryValues[static_cast<std::size_t>(address)])
+                          : 0.0;
             else if (valid)
-                memoryValues[static_cast<std::size_t>(address)] = roundTo(memoryType, domainValues[at]);
+                memoryValues[static_cast<std::size_t>(address)] =
+                    roundTo(memoryType, domainValues[at]);
         });
     }
 
@@ -379,7 +397,8 @@ private:
         DataType const type = dim.dtype.value_or(operation.dtype.value_or(DataType::F64));
         forEachElement(op, dest, [&](std::int64_t e) {
             element_ = static_cast<std::size_t>(e);
-            storage(dest)[element_] = convertValue(type, evaluate(*operation.expression, *this)).asDouble();
+            storage(dest)[element_] =
+                convertValue(type, evaluate(*operation.expression, *this)).asDouble();
         });
         element_ = 0;
     }
@@ -404,7 +423,8 @@ private:
         std::int64_t const m = a[operation.transposeA ? 1 : 0], k = a[operation.transposeA ? 0 : 1];
         std::int64_t const n = b[operation.transposeB ? 0 : 1];
         if (b[operation.transposeB ? 1 : 0] != k)
-            fail("Multiply #{}: inner sizes {} and {} differ", op, k, b[operation.transposeB ? 1 : 0]);
+            fail("Multiply #{}: inner sizes {} and {} differ", op, k,
+                 b[operation.transposeB ? 1 : 0]);
         auto const& x = storage(lhs);
         auto const& y = storage(rhs);
         auto& out = storage(dest);
@@ -415,8 +435,9 @@ private:
             for (std::int64_t j = 0; j < n; ++j) {
                 double sum = 0;
                 for (std::int64_t p = 0; p < k; ++p)
-                    sum += x[static_cast<std::size_t>(operation.transposeA ? p * m + i : i * k + p)] *
-                           y[static_cast<std::size_t>(operation.transposeB ? j * k + p : p * n + j)];
+                    sum +=
+                        x[static_cast<std::size_t>(operation.transposeA ? p * m + i : i * k + p)] *
+                        y[static_cast<std::size_t>(operation.transposeB ? j * k + p : p * n + j)];
                 out[static_cast<std::size_t>(i * n + j)] = roundTo(type, sum);
             }
     }
@@ -426,7 +447,8 @@ private:
     }
 
     void reduceTile(Id op, Operation const& operation) {
-        Id const source = graph_.mapping.get(op, role::source), dest = graph_.mapping.get(op, role::dest);
+        Id const source = graph_.mapping.get(op, role::source),
+                 dest = graph_.mapping.get(op, role::dest);
         auto const s = shape(source);
         auto const& in = storage(source);
         auto& out = storage(dest);
@@ -437,11 +459,12 @@ private:
         DataType const type = graph_.coordinates.node(dest).dtype.value_or(DataType::F64);
         for (std::int64_t r = 0; r < rows; ++r) {
             double acc = operation.combine == Combine::Sum ? 0.0
-                         : operation.combine == Combine::Max ? -std::numeric_limits<double>::infinity()
-                                                             : std::numeric_limits<double>::infinity();
+                         : operation.combine == Combine::Max
+                             ? -std::numeric_limits<double>::infinity()
+                             : std::numeric_limits<double>::infinity();
             for (std::int64_t c = 0; c < last; ++c) {
                 double const v = in[static_cast<std::size_t>(r * last + c)];
-                acc = operation.combine == Combine::Sum ? acc + v
+                acc = operation.combine == Combine::Sum   ? acc + v
                       : operation.combine == Combine::Max ? std::max(acc, v)
                                                           : std::min(acc, v);
             }

@@ -25,7 +25,9 @@ void Mapping::disconnect(Id operation, std::string_view role) {
         connections_.erase(it);
 }
 
-void Mapping::forget(Id operation) { connections_.erase(operation); }
+void Mapping::forget(Id operation) {
+    connections_.erase(operation);
+}
 
 std::optional<Id> Mapping::find(Id operation, std::string_view role) const {
     auto it = connections_.find(operation);
@@ -154,7 +156,8 @@ std::vector<Id> KernelGraph::sequence(Id op, ControlEdgeKind kind) const {
             if (--waiting[next] == 0)
                 ready.push(next);
     }
-    KILN_ASSERT(order.size() == members.size(), "Sequence edges under operation {} form a cycle", op);
+    KILN_ASSERT(order.size() == members.size(), "Sequence edges under operation {} form a cycle",
+                op);
     return order;
 }
 

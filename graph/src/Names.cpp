@@ -62,38 +62,71 @@ constexpr EnumNames<CO, 7> kCommandOps{
     {"LoadLinear", "LoadTiled", "StoreLinear", "StoreTiled", "Execute", "Multiply", "Reduce"}};
 } // namespace
 
-std::span<DimensionKind const> allDimensionKinds() { return kDimensions.values; }
-std::string_view name(DimensionKind kind) { return kDimensions.name(kind); }
-std::optional<DimensionKind> parseDimensionKind(std::string_view s) { return kDimensions.parse(s); }
+std::span<DimensionKind const> allDimensionKinds() {
+    return kDimensions.values;
+}
+std::string_view name(DimensionKind kind) {
+    return kDimensions.name(kind);
+}
+std::optional<DimensionKind> parseDimensionKind(std::string_view s) {
+    return kDimensions.parse(s);
+}
 
-std::span<CoordinateEdgeKind const> allCoordinateEdgeKinds() { return kCoordinateEdges.values; }
-std::string_view name(CoordinateEdgeKind kind) { return kCoordinateEdges.name(kind); }
+std::span<CoordinateEdgeKind const> allCoordinateEdgeKinds() {
+    return kCoordinateEdges.values;
+}
+std::string_view name(CoordinateEdgeKind kind) {
+    return kCoordinateEdges.name(kind);
+}
 std::optional<CoordinateEdgeKind> parseCoordinateEdgeKind(std::string_view s) {
     return kCoordinateEdges.parse(s);
 }
 
-std::span<OperationKind const> allOperationKinds() { return kOperations.values; }
-std::string_view name(OperationKind kind) { return kOperations.name(kind); }
-std::optional<OperationKind> parseOperationKind(std::string_view s) { return kOperations.parse(s); }
+std::span<OperationKind const> allOperationKinds() {
+    return kOperations.values;
+}
+std::string_view name(OperationKind kind) {
+    return kOperations.name(kind);
+}
+std::optional<OperationKind> parseOperationKind(std::string_view s) {
+    return kOperations.parse(s);
+}
 
-std::span<ControlEdgeKind const> allControlEdgeKinds() { return kControlEdges.values; }
-std::string_view name(ControlEdgeKind kind) { return kControlEdges.name(kind); }
+std::span<ControlEdgeKind const> allControlEdgeKinds() {
+    return kControlEdges.values;
+}
+std::string_view name(ControlEdgeKind kind) {
+    return kControlEdges.name(kind);
+}
 std::optional<ControlEdgeKind> parseControlEdgeKind(std::string_view s) {
     return kControlEdges.parse(s);
 }
 
-std::string_view name(Combine c) { return kCombines.name(c); }
-std::optional<Combine> parseCombine(std::string_view s) { return kCombines.parse(s); }
+std::string_view name(Combine c) {
+    return kCombines.name(c);
+}
+std::optional<Combine> parseCombine(std::string_view s) {
+    return kCombines.parse(s);
+}
 
-std::span<CommandOpKind const> allCommandOpKinds() { return kCommandOps.values; }
-std::string_view name(CommandOpKind kind) { return kCommandOps.name(kind); }
-std::optional<CommandOpKind> parseCommandOpKind(std::string_view s) { return kCommandOps.parse(s); }
+std::span<CommandOpKind const> allCommandOpKinds() {
+    return kCommandOps.values;
+}
+std::string_view name(CommandOpKind kind) {
+    return kCommandOps.name(kind);
+}
+std::optional<CommandOpKind> parseCommandOpKind(std::string_view s) {
+    return kCommandOps.parse(s);
+}
 
 std::string_view name(KernelArgument::Kind kind) {
     switch (kind) {
-    case KernelArgument::Kind::Tensor: return "tensor";
-    case KernelArgument::Kind::Scalar: return "scalar";
-    case KernelArgument::Kind::Size: return "size";
+    case KernelArgument::Kind::Tensor:
+        return "tensor";
+    case KernelArgument::Kind::Scalar:
+        return "scalar";
+    case KernelArgument::Kind::Size:
+        return "size";
     }
     return "?";
 }

@@ -17,10 +17,12 @@ struct HostValue {
 class ElementEnvironment : public BindingsEnvironment {
 public:
     ElementEnvironment(Bindings const& bindings, std::map<std::string, HostValue> const& values)
-        : BindingsEnvironment(bindings), values_(values) {}
+        : BindingsEnvironment(bindings)
+        , values_(values) {}
     Value tag(expr::Tag const& t) const override {
         double const v = values_.at(t.name).data[element];
-        return isFloat(t.type) ? Value::real(v, t.type) : Value::integer(static_cast<std::int64_t>(v), t.type);
+        return isFloat(t.type) ? Value::real(v, t.type)
+                               : Value::integer(static_cast<std::int64_t>(v), t.type);
     }
     std::size_t element = 0;
 
@@ -53,7 +55,8 @@ void runReference(Command const& command, Bindings& bindings) {
                 v.shape = {t.elements()};
             v.data.resize(static_cast<std::size_t>(t.elements()));
             for (std::int64_t i = 0; i < t.elements(); ++i)
-                v.data[static_cast<std::size_t>(i)] = t.data[static_cast<std::size_t>(t.offset(unflatten(i, t.shape)))];
+                v.data[static_cast<std::size_t>(i)] =
+                    t.data[static_cast<std::size_t>(t.offset(unflatten(i, t.shape)))];
             values[op.tag] = std::move(v);
             break;
         }
@@ -86,7 +89,8 @@ void runReference(Command const& command, Bindings& bindings) {
         case CommandOpKind::Multiply: {
             HostValue const& a = values.at(op.inputs[0]);
             HostValue const& b = values.at(op.inputs[1]);
-            std::int64_t const m = a.shape[op.transposeA ? 1 : 0], k = a.shape[op.transposeA ? 0 : 1];
+            std::int64_t const m = a.shape[op.transposeA ? 1 : 0],
+                               k = a.shape[op.transposeA ? 0 : 1];
             std::int64_t const n = b.shape[op.transposeB ? 0 : 1];
             DataType const type = infos.at(op.tag).dtype;
             HostValue out{type, {m, n}, std::vector<double>(static_cast<std::size_t>(m * n))};
@@ -94,8 +98,10 @@ void runReference(Command const& command, Bindings& bindings) {
                 for (std::int64_t j = 0; j < n; ++j) {
                     double sum = 0;
                     for (std::int64_t p = 0; p < k; ++p) {
-                        double const x = a.data[static_cast<std::size_t>(op.transposeA ? p * m + i : i * k + p)];
-                        double const y = b.data[static_cast<std::size_t>(op.transposeB ? j * k + p : p * n + j)];
+                        double const x =
+                            a.data[static_cast<std::size_t>(op.transposeA ? p * m + i : i * k + p)];
+                        double const y =
+                            b.data[static_cast<std::size_t>(op.transposeB ? j * k + p : p * n + j)];
                         sum += x * y;
                     }
                     out.data[static_cast<std::size_t>(i * n + j)] = roundTo(type, sum);
@@ -106,8 +112,10 @@ void runReference(Command const& command, Bindings& bindings) {
         case CommandOpKind::Reduce: {
             HostValue const& in = values.at(op.inputs[0]);
             std::int64_t const last = in.shape.back();
-            std::int64_t const rows = last == 0 ? 0 : static_cast<std::int64_t>(in.data.size()) / last;
-            HostValue out{in.dtype, std::vector<std::int64_t>(in.shape.begin(), in.shape.end() - 1), {}};
+            std::int64_t const rows =
+                last == 0 ? 0 : static_cast<std::int64_t>(in.data.size()) / last;
+            HostValue out{
+                in.dtype, std::vector<std::int64_t>(in.shape.begin(), in.shape.end() - 1), {}};
             std::int64_t outElements = 1;
             for (auto s : out.shape)
                 outElements *= s;
@@ -118,7 +126,7 @@ void runReference(Command const& command, Bindings& bindings) {
                                                           : std::numeric_limits<double>::infinity();
                 for (std::int64_t c = 0; c < last; ++c) {
                     double const x = in.data[static_cast<std::size_t>(r * last + c)];
-                    acc = op.combine == Combine::Sum ? acc + x
+                    acc = op.combine == Combine::Sum   ? acc + x
                           : op.combine == Combine::Max ? std::max(acc, x)
                                                        : std::min(acc, x);
                 }

@@ -9,7 +9,9 @@ using namespace expr;
 
 namespace {
 
-bool isLiteral(ExprPtr const& e) { return std::holds_alternative<Literal>(*e); }
+bool isLiteral(ExprPtr const& e) {
+    return std::holds_alternative<Literal>(*e);
+}
 
 bool isIntLiteral(ExprPtr const& e, std::int64_t v) {
     auto n = literalInt(e);
@@ -33,7 +35,9 @@ bool isCommutative(BinaryOp op) {
     }
 }
 
-bool isIntegerExpr(ExprPtr const& e) { return isInteger(resultType(*e)); }
+bool isIntegerExpr(ExprPtr const& e) {
+    return isInteger(resultType(*e));
+}
 
 // A constant typed as the node it replaces: i64 and f64 literals are weak, so a strong one
 // (e.g. from index * 0) stays a conversion, i64(0), or it would adapt to its neighbours.
@@ -93,7 +97,8 @@ ExprPtr rewriteBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs) {
             return lhs;
         if (integer && equal(lhs, rhs))
             return zero(op, lhs, rhs);
-        if (auto c = literalInt(rhs); integer && c && *c != std::numeric_limits<std::int64_t>::min())
+        if (auto c = literalInt(rhs);
+            integer && c && *c != std::numeric_limits<std::int64_t>::min())
             return simplifyBinary(BinaryOp::Add, lhs, literal(-*c));
         break;
     case BinaryOp::Multiply:

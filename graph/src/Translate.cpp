@@ -34,7 +34,8 @@ ExprPtr bindTags(ExprPtr const& e, std::map<std::string, Id> const& tiles) {
 
 class Translator {
 public:
-    explicit Translator(Command const& command) : command_(command) {}
+    explicit Translator(Command const& command)
+        : command_(command) {}
 
     KernelGraph run() {
         graph_.name = command_.name();
@@ -61,8 +62,10 @@ private:
     UserDims userDimensions(std::string const& tensorName) {
         auto const& t = *command_.findTensor(tensorName);
         UserDims dims;
-        dims.user = graph_.addDimension(
-            {.kind = DimensionKind::User, .size = product(t.shape), .name = t.name, .dtype = t.dtype});
+        dims.user = graph_.addDimension({.kind = DimensionKind::User,
+                                         .size = product(t.shape),
+                                         .name = t.name,
+                                         .dtype = t.dtype});
         for (std::size_t k = 0; k < t.shape.size(); ++k)
             dims.subs.push_back(graph_.addDimension({.kind = DimensionKind::SubDimension,
                                                      .size = t.shape[k],
@@ -88,7 +91,8 @@ private:
         case CommandOpKind::LoadLinear: {
             bool const linear = op.kind == CommandOpKind::LoadLinear;
             auto const dims = userDimensions(op.tensor);
-            Id const tile = valueDimension(op.tag, linear ? DimensionKind::Linear : DimensionKind::MacroTile);
+            Id const tile =
+                valueDimension(op.tag, linear ? DimensionKind::Linear : DimensionKind::MacroTile);
             graph_.addCoordinateEdge(CoordinateEdgeKind::Split, {dims.user}, dims.subs);
             graph_.addCoordinateEdge(CoordinateEdgeKind::Flatten, dims.subs, {tile});
             graph_.addCoordinateEdge(CoordinateEdgeKind::DataFlow, {dims.user}, {tile});
@@ -192,6 +196,8 @@ private:
 
 } // namespace
 
-KernelGraph translate(Command const& command) { return Translator(command).run(); }
+KernelGraph translate(Command const& command) {
+    return Translator(command).run();
+}
 
 } // namespace kiln

@@ -11,7 +11,8 @@
 namespace kiln::rules {
 
 std::string_view name(Strategy::Kind kind) {
-    static constexpr std::string_view names[] = {"once", "fixpoint", "first", "seq", "repeat", "try"};
+    static constexpr std::string_view names[] = {"once", "fixpoint", "first",
+                                                 "seq",  "repeat",   "try"};
     return names[static_cast<int>(kind)];
 }
 
@@ -34,7 +35,8 @@ std::size_t canonicalHash(KernelGraph const& graph) {
     canonical.reserve(text.size());
     for (std::size_t i = 0; i < text.size(); ++i) {
         canonical += text[i];
-        if (text[i] != '#' || i + 1 >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i + 1])))
+        if (text[i] != '#' || i + 1 >= text.size() ||
+            !std::isdigit(static_cast<unsigned char>(text[i + 1])))
             continue;
         std::size_t j = i + 1;
         Id id = 0;
@@ -56,8 +58,8 @@ RuleContext contextFor(KernelGraph const& graph, Match const& match, RuleContext
 }
 
 // Whether the node guards and the rule guard hold at `match`; `reason` says which failed.
-bool guardsHold(Rule const& rule, KernelGraph const& graph, Match const& match, RuleContext const& base,
-                std::string* reason, std::string* guardText) {
+bool guardsHold(Rule const& rule, KernelGraph const& graph, Match const& match,
+                RuleContext const& base, std::string* reason, std::string* guardText) {
     RuleContext const c = contextFor(graph, match, base);
     auto check = [&](RuleExpression const& e, std::string const& what) {
         GuardValue const g = evaluateGuard(e, c);
@@ -67,7 +69,8 @@ bool guardsHold(Rule const& rule, KernelGraph const& graph, Match const& match, 
             return true;
         if (reason)
             *reason = g.decided ? fmt::format("{} '{}' is false ({})", what, e.text, g.value)
-                                : fmt::format("{} '{}' cannot be decided before launch ({})", what, e.text, g.value);
+                                : fmt::format("{} '{}' cannot be decided before launch ({})", what,
+                                              e.text, g.value);
         return false;
     };
     for (auto const& n : rule.match.nodes)
@@ -79,7 +82,9 @@ bool guardsHold(Rule const& rule, KernelGraph const& graph, Match const& match, 
 class Driver {
 public:
     Driver(RuleSet const& rules, KernelGraph& graph, EngineOptions const& options)
-        : rules_(rules), graph_(graph), options_(options) {
+        : rules_(rules)
+        , graph_(graph)
+        , options_(options) {
         parameters_ = parameterValues(rules, options.parameters);
         base_.parameters = &parameters_;
         base_.arch = options.arch;
@@ -177,16 +182,18 @@ private:
                 return StopReason::Saturated;
             ++firedHere[applied->name];
             if (count + 1 >= s.budget)
-                throw UserError(fmt::format("rule set '{}' did not reach a fixpoint within its budget of {} "
-                                            "applications; rules that kept firing: {}",
-                                            rules_.name, s.budget, describe(firedHere)),
-                                s.at);
+                throw UserError(
+                    fmt::format("rule set '{}' did not reach a fixpoint within its budget of {} "
+                                "applications; rules that kept firing: {}",
+                                rules_.name, s.budget, describe(firedHere)),
+                    s.at);
             if (!seen.insert(canonicalHash(graph_)).second)
-                throw UserError(fmt::format("rule set '{}' came back to a graph it had already produced after "
-                                            "{} applications, so its fixpoint would never end; rules that "
-                                            "kept firing: {}",
-                                            rules_.name, count + 1, describe(firedHere)),
-                                s.at);
+                throw UserError(
+                    fmt::format("rule set '{}' came back to a graph it had already produced after "
+                                "{} applications, so its fixpoint would never end; rules that "
+                                "kept firing: {}",
+                                rules_.name, count + 1, describe(firedHere)),
+                    s.at);
         }
     }
 
@@ -212,8 +219,8 @@ private:
 
 } // namespace
 
-std::map<std::string, std::int64_t> parameterValues(RuleSet const& rules,
-                                                    std::map<std::string, std::int64_t> const& given) {
+std::map<std::string, std::int64_t>
+parameterValues(RuleSet const& rules, std::map<std::string, std::int64_t> const& given) {
     std::map<std::string, std::int64_t> values;
     for (auto const& p : rules.parameters) {
         if (auto it = given.find(p.name); it != given.end())
@@ -221,13 +228,14 @@ std::map<std::string, std::int64_t> parameterValues(RuleSet const& rules,
         else if (p.fallback)
             values[p.name] = *p.fallback;
         else
-            fail("rule set '{}' needs parameter ${} (give it with --params {}=...)", rules.name, p.name, p.name);
+            fail("rule set '{}' needs parameter ${} (give it with --params {}=...)", rules.name,
+                 p.name, p.name);
     }
     return values;
 }
 
-std::optional<Match> findMatch(Rule const& rule, KernelGraph const& graph, RuleContext const& context,
-                               std::int64_t* candidates) {
+std::optional<Match> findMatch(Rule const& rule, KernelGraph const& graph,
+                               RuleContext const& context, std::int64_t* candidates) {
     Matcher matcher(graph);
     std::optional<Match> found;
     matcher.forEach(rule.match, [&](Match const& m) {

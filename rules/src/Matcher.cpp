@@ -6,7 +6,8 @@
 
 namespace kiln::rules {
 
-Matcher::Matcher(KernelGraph const& graph) : graph_(graph) {
+Matcher::Matcher(KernelGraph const& graph)
+    : graph_(graph) {
     for (Id d : graph.coordinates.nodes()) {
         dimensionsByKind_[graph.coordinates.node(d).kind].push_back(d);
         allDimensions_.push_back(d);
@@ -33,8 +34,13 @@ struct Matcher::Search {
     std::size_t bestDepth = 0;
     std::string bestReason;
 
-    Search(Matcher& matcher, Pattern const& p, std::function<bool(Match const&)> const& a, Match const& seed)
-        : m(matcher), pattern(p), accept(a), match(seed), done(p.edges.size(), false) {
+    Search(Matcher& matcher, Pattern const& p, std::function<bool(Match const&)> const& a,
+           Match const& seed)
+        : m(matcher)
+        , pattern(p)
+        , accept(a)
+        , match(seed)
+        , done(p.edges.size(), false) {
         for (auto const& n : p.nodes)
             nodeOf[n.variable] = &n;
         for (auto const& [v, id] : seed.elements)
@@ -65,8 +71,10 @@ struct Matcher::Search {
             }
             auto kind = m.graph_.control.node(id).kind;
             if (!n.operationKinds.empty() &&
-                std::find(n.operationKinds.begin(), n.operationKinds.end(), kind) == n.operationKinds.end()) {
-                note(fmt::format("'{}' wants {} but #{} is {}", v, name(n.operationKinds[0]), id, name(kind)));
+                std::find(n.operationKinds.begin(), n.operationKinds.end(), kind) ==
+                    n.operationKinds.end()) {
+                note(fmt::format("'{}' wants {} but #{} is {}", v, name(n.operationKinds[0]), id,
+                                 name(kind)));
                 return false;
             }
             return true;
@@ -76,9 +84,10 @@ struct Matcher::Search {
             return false;
         }
         auto kind = m.graph_.coordinates.node(id).kind;
-        if (!n.dimensionKinds.empty() &&
-            std::find(n.dimensionKinds.begin(), n.dimensionKinds.end(), kind) == n.dimensionKinds.end()) {
-            note(fmt::format("'{}' wants {} but #{} is {}", v, name(n.dimensionKinds[0]), id, name(kind)));
+        if (!n.dimensionKinds.empty() && std::find(n.dimensionKinds.begin(), n.dimensionKinds.end(),
+                                                   kind) == n.dimensionKinds.end()) {
+            note(fmt::format("'{}' wants {} but #{} is {}", v, name(n.dimensionKinds[0]), id,
+                             name(kind)));
             return false;
         }
         return true;
@@ -103,12 +112,12 @@ struct Matcher::Search {
         return true;
     }
 
-    bool bindList(PortList const& ports, std::vector<Id> const& actual, std::vector<std::string>& trail,
-                  std::vector<std::string>& listTrail) {
+    bool bindList(PortList const& ports, std::vector<Id> const& actual,
+                  std::vector<std::string>& trail, std::vector<std::string>& listTrail) {
         std::size_t const fixed = ports.fixed.size();
         if (ports.rest ? actual.size() < fixed : actual.size() != fixed) {
-            note(fmt::format("an edge has {} ports where the pattern has {}{}", actual.size(), fixed,
-                             ports.rest ? " or more" : ""));
+            note(fmt::format("an edge has {} ports where the pattern has {}{}", actual.size(),
+                             fixed, ports.rest ? " or more" : ""));
             return false;
         }
         for (std::size_t k = 0; k < fixed; ++k)
@@ -119,8 +128,8 @@ struct Matcher::Search {
         std::vector<Id> rest(actual.begin() + static_cast<std::ptrdiff_t>(fixed), actual.end());
         auto const count = static_cast<int>(rest.size());
         if (count < ports.minRest || (ports.maxRest >= 0 && count > ports.maxRest)) {
-            note(fmt::format("'...{}' binds {} ports, outside [{}, {}]", *ports.rest, count, ports.minRest,
-                             ports.maxRest));
+            note(fmt::format("'...{}' binds {} ports, outside [{}, {}]", *ports.rest, count,
+                             ports.minRest, ports.maxRest));
             return false;
         }
         if (auto it = match.lists.find(*ports.rest); it != match.lists.end()) {
@@ -170,7 +179,8 @@ struct Matcher::Search {
                 out = g.coordinates.outgoing(*t);
             else if (auto h = anchor(e.heads); h && g.coordinates.isNode(*h))
                 out = g.coordinates.incoming(*h);
-            std::erase_if(out, [&](Id id) { return g.coordinates.edge(id).kind != e.coordinateKind; });
+            std::erase_if(out,
+                          [&](Id id) { return g.coordinates.edge(id).kind != e.coordinateKind; });
             break;
         }
         case EdgePattern::Graph::Control: {
@@ -206,17 +216,21 @@ struct Matcher::Search {
             ok = dim.has_value();
             if (!ok)
                 note(fmt::format("operation #{} has no '{}' connection", candidate, e.role));
-            ok = ok && bind(e.tails.fixed[0], candidate, trail) && bind(e.heads.fixed[0], *dim, trail);
+            ok = ok && bind(e.tails.fixed[0], candidate, trail) &&
+                 bind(e.heads.fixed[0], *dim, trail);
         } else {
             if (used.count(candidate)) {
                 ++m.tried_;
                 return false;
             }
-            auto const& tails = e.graph == EdgePattern::Graph::Coordinate ? g.coordinates.tails(candidate)
-                                                                           : g.control.tails(candidate);
-            auto const& heads = e.graph == EdgePattern::Graph::Coordinate ? g.coordinates.heads(candidate)
-                                                                           : g.control.heads(candidate);
-            ok = bindList(e.tails, tails, trail, listTrail) && bindList(e.heads, heads, trail, listTrail);
+            auto const& tails = e.graph == EdgePattern::Graph::Coordinate
+                                    ? g.coordinates.tails(candidate)
+                                    : g.control.tails(candidate);
+            auto const& heads = e.graph == EdgePattern::Graph::Coordinate
+                                    ? g.coordinates.heads(candidate)
+                                    : g.control.heads(candidate);
+            ok = bindList(e.tails, tails, trail, listTrail) &&
+                 bindList(e.heads, heads, trail, listTrail);
             if (ok) {
                 match.elements[e.variable] = candidate;
                 used.insert(candidate);
@@ -251,10 +265,12 @@ struct Matcher::Search {
 
     bool bindNode(NodePattern const& n) {
         if (nodeCandidates(n).empty())
-            note(fmt::format("there is no {} in the graph to be '{}'",
-                             n.control ? (n.operationKinds.size() == 1 ? name(n.operationKinds[0]) : "operation")
-                                       : (n.dimensionKinds.size() == 1 ? name(n.dimensionKinds[0]) : "dimension"),
-                             n.variable));
+            note(fmt::format(
+                "there is no {} in the graph to be '{}'",
+                n.control
+                    ? (n.operationKinds.size() == 1 ? name(n.operationKinds[0]) : "operation")
+                    : (n.dimensionKinds.size() == 1 ? name(n.dimensionKinds[0]) : "dimension"),
+                n.variable));
         for (Id id : nodeCandidates(n)) {
             std::vector<std::string> trail, listTrail;
             if (bind(n.variable, id, trail) && step())
@@ -288,7 +304,8 @@ struct Matcher::Search {
             for (std::size_t i = 0; i < pattern.edges.size(); ++i)
                 if (!done[i])
                     for (auto const* list : {&pattern.edges[i].tails, &pattern.edges[i].heads})
-                        if (std::find(list->fixed.begin(), list->fixed.end(), v) != list->fixed.end())
+                        if (std::find(list->fixed.begin(), list->fixed.end(), v) !=
+                            list->fixed.end())
                             return true;
             return false;
         };
@@ -316,7 +333,8 @@ struct Matcher::Search {
     }
 };
 
-bool Matcher::forEach(Pattern const& pattern, std::function<bool(Match const&)> const& accept, Match const& seed) {
+bool Matcher::forEach(Pattern const& pattern, std::function<bool(Match const&)> const& accept,
+                      Match const& seed) {
     Search search(*this, pattern, accept, seed);
     return search.step();
 }

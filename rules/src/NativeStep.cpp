@@ -33,7 +33,9 @@ constexpr NativeStep kSteps[] = {
 
 } // namespace
 
-std::span<NativeStep const> nativeSteps() { return kSteps; }
+std::span<NativeStep const> nativeSteps() {
+    return kSteps;
+}
 
 NativeStep const* findNativeStep(std::string_view name) {
     for (auto const& s : kSteps)

@@ -16,8 +16,8 @@ Pipeline loadPipeline(std::string const& path) {
     root.allowOnly({"pipeline", "version", "doc", "params", "steps"});
     Pipeline p{.name = root["pipeline"].asNonEmptyString(), .file = path};
     if (root["version"].asInt() != 1)
-        root["version"].fail(fmt::format("unsupported pipeline version {}; this Kiln reads version 1",
-                                         root["version"].asInt()));
+        root["version"].fail(fmt::format(
+            "unsupported pipeline version {}; this Kiln reads version 1", root["version"].asInt()));
     p.doc = root.stringOr("doc", "");
     if (auto params = root.find("params"))
         for (auto const& [name, value] : params->members())
@@ -31,7 +31,8 @@ Pipeline loadPipeline(std::string const& path) {
         s.allowOnly({"ruleset", "native", "args", "when", "doc"});
         PipelineStep step{.at = s.location()};
         if (s.has("ruleset") == s.has("native"))
-            s.fail("a step needs exactly one of \"ruleset\" (a rule set file) or \"native\" (a native step)");
+            s.fail("a step needs exactly one of \"ruleset\" (a rule set file) or \"native\" (a "
+                   "native step)");
         if (auto file = s.find("ruleset")) {
             step.rules = loadRuleSet((directory / file->asNonEmptyString()).string());
             step.name = step.rules->name;
@@ -45,8 +46,9 @@ Pipeline loadPipeline(std::string const& path) {
                 for (auto const& ns : nativeSteps())
                     names.emplace_back(ns.name);
                 auto near = closestMatch(n, std::span<std::string const>(names));
-                s["native"].fail(fmt::format("unknown native step '{}'{}", n,
-                                             near ? fmt::format(" (did you mean '{}'?)", *near) : ""));
+                s["native"].fail(
+                    fmt::format("unknown native step '{}'{}", n,
+                                near ? fmt::format(" (did you mean '{}'?)", *near) : ""));
             }
             step.name = std::string(step.native->name);
             if (auto args = s.find("args"))
@@ -65,7 +67,8 @@ Pipeline loadPipeline(std::string const& path) {
     return p;
 }
 
-std::vector<StepReport> lower(Pipeline const& pipeline, KernelGraph& graph, EngineOptions const& options) {
+std::vector<StepReport> lower(Pipeline const& pipeline, KernelGraph& graph,
+                              EngineOptions const& options) {
     EngineOptions stepOptions = options;
     stepOptions.parameters = pipeline.defaults;
     for (auto const& [name, value] : options.parameters)
@@ -75,12 +78,14 @@ std::vector<StepReport> lower(Pipeline const& pipeline, KernelGraph& graph, Engi
     for (auto const& step : pipeline.steps) {
         StepReport report{.name = step.name, .declarative = step.rules.has_value()};
         if (step.when) {
-            RuleContext c{.graph = &graph, .parameters = &stepOptions.parameters, .arch = options.arch};
+            RuleContext c{
+                .graph = &graph, .parameters = &stepOptions.parameters, .arch = options.arch};
             GuardValue const g = evaluateGuard(*step.when, c);
             if (!g.decided)
-                throw UserError(fmt::format("step '{}': 'when' must be decidable from parameters, got {}", step.name,
-                                            g.value),
-                                step.at);
+                throw UserError(
+                    fmt::format("step '{}': 'when' must be decidable from parameters, got {}",
+                                step.name, g.value),
+                    step.at);
             if (!g.holds) {
                 report.skipped = true;
                 reports.push_back(report);
@@ -93,7 +98,8 @@ std::vector<StepReport> lower(Pipeline const& pipeline, KernelGraph& graph, Engi
         else
             step.native->run(graph, step.args);
         report.microseconds =
-            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                .count();
         reports.push_back(report);
     }
     return reports;

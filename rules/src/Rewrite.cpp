@@ -28,7 +28,8 @@ ExprPtr retarget(ExprPtr const& e, Id from, Id to) {
     if (auto const* b = std::get_if<Binary>(e.get()))
         return binary(b->op, retarget(b->lhs, from, to), retarget(b->rhs, from, to));
     if (auto const* s = std::get_if<Select>(e.get()))
-        return select(retarget(s->condition, from, to), retarget(s->ifTrue, from, to), retarget(s->ifFalse, from, to));
+        return select(retarget(s->condition, from, to), retarget(s->ifTrue, from, to),
+                      retarget(s->ifFalse, from, to));
     if (auto const* c = std::get_if<Convert>(e.get()))
         return convert(c->type, retarget(c->arg, from, to));
     return e;
@@ -36,10 +37,14 @@ ExprPtr retarget(ExprPtr const& e, Id from, Id to) {
 
 class Rewriter {
 public:
-    Rewriter(Rule const& rule, Match const& match, KernelGraph const& graph, RuleContext const& context,
-             std::int64_t number)
-        : rule_(rule), graph_(graph), vars_(match.elements), lists_(match.lists), context_(context),
-          number_(number) {
+    Rewriter(Rule const& rule, Match const& match, KernelGraph const& graph,
+             RuleContext const& context, std::int64_t number)
+        : rule_(rule)
+        , graph_(graph)
+        , vars_(match.elements)
+        , lists_(match.lists)
+        , context_(context)
+        , number_(number) {
         context_.graph = &graph_;
         context_.nodes = &vars_;
         context_.lists = &lists_;
@@ -78,7 +83,8 @@ private:
             ids.push_back(var(v));
         if (list.rest) {
             auto it = lists_.find(*list.rest);
-            KILN_ASSERT(it != lists_.end(), "rule '{}': list '...{}' is not bound", rule_.name, *list.rest);
+            KILN_ASSERT(it != lists_.end(), "rule '{}': list '...{}' is not bound", rule_.name,
+                        *list.rest);
             ids.insert(ids.end(), it->second.begin(), it->second.end());
         }
         return ids;
@@ -90,7 +96,9 @@ private:
         try {
             return instantiate(*e, context_);
         } catch (UserError const& error) {
-            throw UserError(fmt::format("rule '{}': in '{}': {}", rule_.name, e->text, error.message()), rule_.at);
+            throw UserError(
+                fmt::format("rule '{}': in '{}': {}", rule_.name, e->text, error.message()),
+                rule_.at);
         }
     }
 
@@ -102,14 +110,22 @@ private:
     void addNode(NodeTemplate const& t, Application& application) {
         Id id = 0;
         if (t.control) {
-            Operation op{.kind = t.operationKind, .expression = value(t.expression), .dtype = t.dtype,
-                         .transposeA = t.transposeA, .transposeB = t.transposeB, .name = t.name};
+            Operation op{.kind = t.operationKind,
+                         .expression = value(t.expression),
+                         .dtype = t.dtype,
+                         .transposeA = t.transposeA,
+                         .transposeB = t.transposeB,
+                         .name = t.name};
             if (t.combine)
                 op.combine = *t.combine;
             id = graph_.addOperation(std::move(op));
         } else {
-            Dimension d{.kind = t.dimensionKind, .size = value(t.size), .stride = value(t.stride),
-                        .axis = t.axis.value_or(-1), .name = t.name, .dtype = t.dtype};
+            Dimension d{.kind = t.dimensionKind,
+                        .size = value(t.size),
+                        .stride = value(t.stride),
+                        .axis = t.axis.value_or(-1),
+                        .name = t.name,
+                        .dtype = t.dtype};
             if (!t.dtypeFrom.empty()) {
                 Id const from = var(t.dtypeFrom);
                 d.dtype = graph_.coordinates.isNode(from) ? graph_.coordinates.node(from).dtype
@@ -145,13 +161,15 @@ private:
     void addEdge(EdgePattern const& e, Application& application) {
         switch (e.graph) {
         case EdgePattern::Graph::Coordinate: {
-            Id const id = graph_.addCoordinateEdge(e.coordinateKind, ports(e.tails), ports(e.heads));
+            Id const id =
+                graph_.addCoordinateEdge(e.coordinateKind, ports(e.tails), ports(e.heads));
             vars_[e.variable] = id;
             remember(id, application);
             break;
         }
         case EdgePattern::Graph::Control: {
-            Id const id = graph_.addControlEdge(e.controlKind, var(e.tails.fixed[0]), var(e.heads.fixed[0]));
+            Id const id =
+                graph_.addControlEdge(e.controlKind, var(e.tails.fixed[0]), var(e.heads.fixed[0]));
             vars_[e.variable] = id;
             remember(id, application);
             break;
@@ -200,11 +218,14 @@ private:
                 auto incoming = graph_.coordinates.incoming(id);
                 touching.insert(touching.end(), incoming.begin(), incoming.end());
                 if (!touching.empty())
-                    fail("rule '{}' removes dimension #{} but leaves {} edge #{} touching it; remove or "
+                    fail("rule '{}' removes dimension #{} but leaves {} edge #{} touching it; "
+                         "remove or "
                          "re-connect that edge in the same rule",
-                         rule_.name, id, name(graph_.coordinates.edge(touching[0]).kind), touching[0]);
+                         rule_.name, id, name(graph_.coordinates.edge(touching[0]).kind),
+                         touching[0]);
                 if (auto users = graph_.mapping.users(id); !users.empty())
-                    fail("rule '{}' removes dimension #{} but operation #{} still uses it; retarget it in "
+                    fail("rule '{}' removes dimension #{} but operation #{} still uses it; "
+                         "retarget it in "
                          "the same rule",
                          rule_.name, id, users[0]);
                 graph_.coordinates.remove(id);
@@ -213,7 +234,8 @@ private:
                 auto incoming = graph_.control.incoming(id);
                 touching.insert(touching.end(), incoming.begin(), incoming.end());
                 if (!touching.empty())
-                    fail("rule '{}' removes operation #{} but leaves {} edge #{} touching it; remove or "
+                    fail("rule '{}' removes operation #{} but leaves {} edge #{} touching it; "
+                         "remove or "
                          "re-connect that edge in the same rule",
                          rule_.name, id, name(graph_.control.edge(touching[0]).kind), touching[0]);
                 graph_.removeOperation(id);
@@ -241,8 +263,8 @@ private:
 
 } // namespace
 
-Application applyRewrite(Rule const& rule, Match const& match, KernelGraph& graph, RuleContext const& context,
-                         std::int64_t number) {
+Application applyRewrite(Rule const& rule, Match const& match, KernelGraph& graph,
+                         RuleContext const& context, std::int64_t number) {
     Application application{.rule = rule.name, .number = number, .match = match};
     graph = Rewriter(rule, match, graph, context, number).run(application);
     return application;

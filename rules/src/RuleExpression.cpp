@@ -15,7 +15,8 @@ constexpr std::string_view kAttributes[] = {"size", "stride", "axis", "index", "
 class ScopeNames : public NameResolver {
 public:
     ScopeNames(RuleScope const& scope, std::vector<Placeholder>& placeholders)
-        : scope_(scope), placeholders_(placeholders) {}
+        : scope_(scope)
+        , placeholders_(placeholders) {}
 
     ExprPtr name(std::string_view word) const override {
         std::string const n(word);
@@ -33,8 +34,10 @@ public:
             return add({Placeholder::Kind::ArchFact, "", attribute});
         if (!scope_.variables.count(variable))
             fail("unknown variable '{}'{}", variable, suggestion(variable, scope_.variables, ""));
-        if (std::find(std::begin(kAttributes), std::end(kAttributes), attribute) == std::end(kAttributes))
-            fail("unknown attribute '{}' of '{}'; expected size, stride, axis, index, value or count",
+        if (std::find(std::begin(kAttributes), std::end(kAttributes), attribute) ==
+            std::end(kAttributes))
+            fail("unknown attribute '{}' of '{}'; expected size, stride, axis, index, value or "
+                 "count",
                  attribute, variable);
         return add({Placeholder::Kind::Attribute, variable, attribute});
     }
@@ -55,7 +58,8 @@ private:
                 row[0] = a;
                 for (std::size_t j = 1; j <= c.size(); ++j) {
                     std::size_t const up = row[j];
-                    row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (word[a - 1] == c[j - 1] ? 0 : 1)});
+                    row[j] = std::min(
+                        {row[j] + 1, row[j - 1] + 1, diagonal + (word[a - 1] == c[j - 1] ? 0 : 1)});
                     diagonal = up;
                 }
             }
@@ -64,7 +68,9 @@ private:
                 best = i;
             }
         }
-        return best == std::string::npos ? "" : fmt::format(" (did you mean '{}{}'?)", prefix, candidates[best]);
+        return best == std::string::npos
+                   ? ""
+                   : fmt::format(" (did you mean '{}{}'?)", prefix, candidates[best]);
     }
 
     ExprPtr add(Placeholder p) const {
@@ -85,13 +91,15 @@ ExprPtr resolve(Placeholder const& p, RuleContext const& c) {
     case Placeholder::Kind::Parameter: {
         auto it = c.parameters ? c.parameters->find(p.attribute) : decltype(c.parameters->end()){};
         if (!c.parameters || it == c.parameters->end())
-            fail("parameter ${} has no value (give it with --params {}=...)", p.attribute, p.attribute);
+            fail("parameter ${} has no value (give it with --params {}=...)", p.attribute,
+                 p.attribute);
         return literal(it->second);
     }
     case Placeholder::Kind::ArchFact: {
         std::optional<std::int64_t> v = c.arch ? c.arch(p.attribute) : std::nullopt;
         if (!v)
-            fail("arch.{} is not known{}", p.attribute, c.arch ? " for this target" : " (no target given)");
+            fail("arch.{} is not known{}", p.attribute,
+                 c.arch ? " for this target" : " (no target given)");
         return literal(*v);
     }
     case Placeholder::Kind::Attribute:

@@ -12,7 +12,9 @@ namespace {
 bool isVariableName(std::string_view s) {
     if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
         return false;
-    return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
 }
 
 template <class E>
@@ -37,7 +39,8 @@ RuleExpression expression(JsonValue const& v, RuleScope const& scope) {
 // Reads the variables, edges and negatives of one pattern.
 class PatternReader {
 public:
-    explicit PatternReader(std::set<std::string> outer) : outer_(std::move(outer)) {}
+    explicit PatternReader(std::set<std::string> outer)
+        : outer_(std::move(outer)) {}
 
     Pattern read(JsonValue const& v, std::set<std::string> const& parameters) {
         v.allowOnly({"nodes", "edges", "not", "lists"});
@@ -45,7 +48,8 @@ public:
         if (auto nodes = v.find("nodes")) {
             for (auto const& [variable, spec] : nodes->members()) {
                 if (!isVariableName(variable))
-                    spec.failAtKey(fmt::format("'{}' is not a variable name (letters, digits and '_')", variable));
+                    spec.failAtKey(fmt::format(
+                        "'{}' is not a variable name (letters, digits and '_')", variable));
                 if (outer_.count(variable) || declared_.count(variable))
                     spec.failAtKey(fmt::format("variable '{}' is declared twice", variable));
                 declared_.insert(variable);
@@ -61,7 +65,9 @@ public:
                 p.edges.push_back(edge(e, /*inRewrite=*/false));
         for (auto const& [variable, spec] : bounds) {
             if (!lists_.count(variable))
-                spec.failAtKey(fmt::format("'{}' is not a variadic port list ('...{}') of this pattern", variable, variable));
+                spec.failAtKey(
+                    fmt::format("'{}' is not a variadic port list ('...{}') of this pattern",
+                                variable, variable));
             spec.allowOnly({"min", "max"});
             for (auto& e : p.edges)
                 for (auto* list : {&e.tails, &e.heads})
@@ -97,12 +103,14 @@ public:
         NodePattern n{.variable = variable, .at = spec.location()};
         bool const dim = spec.has("dim"), op = spec.has("op");
         if (dim == op)
-            spec.fail(fmt::format("variable '{}' needs exactly one of \"dim\" (a dimension kind) or \"op\" (an "
-                                  "operation kind)",
-                                  variable));
+            spec.fail(fmt::format(
+                "variable '{}' needs exactly one of \"dim\" (a dimension kind) or \"op\" (an "
+                "operation kind)",
+                variable));
         n.control = op;
         JsonValue const kinds = spec[op ? "op" : "dim"];
-        std::vector<JsonValue> list = kinds.isArray() ? kinds.elements() : std::vector<JsonValue>{kinds};
+        std::vector<JsonValue> list =
+            kinds.isArray() ? kinds.elements() : std::vector<JsonValue>{kinds};
         for (auto const& k : list) {
             if (k.isString() && k.asString() == "*")
                 continue;
@@ -128,13 +136,16 @@ public:
             std::string const& name = items[k].asNonEmptyString();
             if (name.starts_with("...")) {
                 if (single)
-                    items[k].fail("a variadic list cannot stand for a single operation or dimension");
+                    items[k].fail(
+                        "a variadic list cannot stand for a single operation or dimension");
                 if (k + 1 != items.size())
-                    items[k].fail(fmt::format("'{}' must be the last port: a variadic list takes the rest", name));
+                    items[k].fail(fmt::format(
+                        "'{}' must be the last port: a variadic list takes the rest", name));
                 std::string const rest = name.substr(3);
                 if (!isVariableName(rest))
                     items[k].fail(fmt::format("'{}' is not a variadic variable ('...name')", name));
-                if ((declared_.count(rest) || outer_.count(rest)) && !lists_.count(rest) && !outerLists_.count(rest))
+                if ((declared_.count(rest) || outer_.count(rest)) && !lists_.count(rest) &&
+                    !outerLists_.count(rest))
                     items[k].fail(fmt::format("'{}' is a node variable, not a list", rest));
                 list.rest = rest;
                 lists_.insert(rest);
@@ -148,9 +159,11 @@ public:
 
     EdgePattern edge(JsonValue const& e, bool inRewrite) {
         EdgePattern p{.at = e.location()};
-        int const forms = (e.has("edge") ? 1 : 0) + (e.has("control") ? 1 : 0) + (e.has("mapping") ? 1 : 0);
+        int const forms =
+            (e.has("edge") ? 1 : 0) + (e.has("control") ? 1 : 0) + (e.has("mapping") ? 1 : 0);
         if (forms != 1)
-            e.fail("an edge needs exactly one of \"edge\" (a coordinate edge kind), \"control\" (a control edge "
+            e.fail("an edge needs exactly one of \"edge\" (a coordinate edge kind), \"control\" (a "
+                   "control edge "
                    "kind) or \"mapping\" (a role)");
         if (e.has("edge")) {
             e.allowOnly({"edge", "as", "tails", "heads"});
@@ -162,9 +175,11 @@ public:
             auto checkArity = [&](PortList const& list, int lo, int hi, char const* which) {
                 int const n = static_cast<int>(list.fixed.size());
                 if (n > hi && hi >= 0)
-                    e[which].fail(fmt::format("{} takes at most {} {}", name(p.coordinateKind), hi, which));
+                    e[which].fail(
+                        fmt::format("{} takes at most {} {}", name(p.coordinateKind), hi, which));
                 if (!list.rest && n < lo)
-                    e[which].fail(fmt::format("{} takes at least {} {}", name(p.coordinateKind), lo, which));
+                    e[which].fail(
+                        fmt::format("{} takes at least {} {}", name(p.coordinateKind), lo, which));
             };
             checkArity(p.tails, a.minTails, a.maxTails, "tails");
             checkArity(p.heads, a.minHeads, a.maxHeads, "heads");
@@ -185,7 +200,8 @@ public:
             p.variable = as->asNonEmptyString();
             if (!isVariableName(p.variable))
                 as->fail(fmt::format("'{}' is not a variable name", p.variable));
-            if (declared_.count(p.variable) || outer_.count(p.variable) || edgeVariables_.count(p.variable))
+            if (declared_.count(p.variable) || outer_.count(p.variable) ||
+                edgeVariables_.count(p.variable))
                 as->fail(fmt::format("variable '{}' is declared twice", p.variable));
             edgeVariables_.insert(p.variable);
         } else
@@ -208,10 +224,10 @@ std::optional<DataType> dataTypeOf(JsonValue const& v) {
     return t;
 }
 
-NodeTemplate nodeTemplate(std::string const& variable, JsonValue const& spec, RuleScope const& scope,
-                          std::set<std::string> const& bound) {
-    spec.allowOnly({"dim", "op", "size", "stride", "axis", "name", "dtype", "shape", "expr", "transA", "transB",
-                    "combine", "doc"});
+NodeTemplate nodeTemplate(std::string const& variable, JsonValue const& spec,
+                          RuleScope const& scope, std::set<std::string> const& bound) {
+    spec.allowOnly({"dim", "op", "size", "stride", "axis", "name", "dtype", "shape", "expr",
+                    "transA", "transB", "combine", "doc"});
     NodeTemplate t{.variable = variable, .at = spec.location()};
     if (spec.has("dim") == spec.has("op"))
         spec.fail(fmt::format("new node '{}' needs exactly one of \"dim\" or \"op\"", variable));
@@ -220,12 +236,14 @@ NodeTemplate nodeTemplate(std::string const& variable, JsonValue const& spec, Ru
         t.operationKind = kindOf(spec["op"], allOperationKinds(), "operation kind");
         for (auto const* field : {"size", "stride", "axis", "shape"})
             if (spec.has(field))
-                spec[field].failAtKey(fmt::format("\"{}\" is an attribute of dimensions, not of operations", field));
+                spec[field].failAtKey(
+                    fmt::format("\"{}\" is an attribute of dimensions, not of operations", field));
     } else {
         t.dimensionKind = kindOf(spec["dim"], allDimensionKinds(), "dimension kind");
         for (auto const* field : {"expr", "transA", "transB", "combine"})
             if (spec.has(field))
-                spec[field].failAtKey(fmt::format("\"{}\" is an attribute of operations, not of dimensions", field));
+                spec[field].failAtKey(
+                    fmt::format("\"{}\" is an attribute of operations, not of dimensions", field));
     }
     if (auto v = spec.find("size"))
         t.size = expression(*v, scope);
@@ -246,7 +264,8 @@ NodeTemplate nodeTemplate(std::string const& variable, JsonValue const& spec, Ru
             if (!bound.count(t.dtypeFrom))
                 v->fail(fmt::format("'like {}': unknown variable '{}'", t.dtypeFrom, t.dtypeFrom));
         } else if (!(t.dtype = dataTypeOf(*v)))
-            v->fail(fmt::format("unknown dtype '{}'; expected f16, bf16, f32, f64, i32, i64, bool or 'like VARIABLE'",
+            v->fail(fmt::format("unknown dtype '{}'; expected f16, bf16, f32, f64, i32, i64, bool "
+                                "or 'like VARIABLE'",
                                 text));
     }
     t.transposeA = spec.boolOr("transA", false);
@@ -260,7 +279,8 @@ NodeTemplate nodeTemplate(std::string const& variable, JsonValue const& spec, Ru
     return t;
 }
 
-Rewrite rewrite(JsonValue const& v, PatternReader& pattern, Pattern const& match, std::set<std::string> const& parameters) {
+Rewrite rewrite(JsonValue const& v, PatternReader& pattern, Pattern const& match,
+                std::set<std::string> const& parameters) {
     v.allowOnly({"add", "set", "retarget", "remove"});
     Rewrite r;
     std::set<std::string> bound = pattern.allVariables();
@@ -272,8 +292,10 @@ Rewrite rewrite(JsonValue const& v, PatternReader& pattern, Pattern const& match
                 if (!isVariableName(variable))
                     spec.failAtKey(fmt::format("'{}' is not a variable name", variable));
                 if (bound.count(variable))
-                    spec.failAtKey(fmt::format("new node '{}' has the name of a matched variable", variable));
-                r.addNodes.push_back(nodeTemplate(variable, spec, RuleScope{bound, parameters}, bound));
+                    spec.failAtKey(
+                        fmt::format("new node '{}' has the name of a matched variable", variable));
+                r.addNodes.push_back(
+                    nodeTemplate(variable, spec, RuleScope{bound, parameters}, bound));
                 bound.insert(variable);
                 pattern.declare(variable);
             }
@@ -283,9 +305,11 @@ Rewrite rewrite(JsonValue const& v, PatternReader& pattern, Pattern const& match
                     pattern.allowOuterList(l);
                 EdgePattern edge = pattern.edge(e, /*inRewrite=*/true);
                 for (auto const* list : {&edge.tails, &edge.heads})
-                    if (list->rest && !std::any_of(match.edges.begin(), match.edges.end(), [&](EdgePattern const& m) {
-                            return m.tails.rest == list->rest || m.heads.rest == list->rest;
-                        }))
+                    if (list->rest && !std::any_of(match.edges.begin(), match.edges.end(),
+                                                   [&](EdgePattern const& m) {
+                                                       return m.tails.rest == list->rest ||
+                                                              m.heads.rest == list->rest;
+                                                   }))
                         e.fail(fmt::format("'...{}' is not bound by the match", *list->rest));
                 r.addEdges.push_back(std::move(edge));
             }
@@ -323,7 +347,9 @@ Rewrite rewrite(JsonValue const& v, PatternReader& pattern, Pattern const& match
         for (auto const& item : remove->elements()) {
             std::string const& variable = item.asNonEmptyString();
             if (!matchedNodes.count(variable) && !pattern.edgeVariables().count(variable))
-                item.fail(fmt::format("'{}' is not a matched node or named edge (edges to remove need \"as\")", variable));
+                item.fail(fmt::format(
+                    "'{}' is not a matched node or named edge (edges to remove need \"as\")",
+                    variable));
             r.remove.push_back(variable);
             r.removeAt.push_back(item.location());
         }
@@ -345,7 +371,9 @@ Strategy strategy(JsonValue const& v, RuleSet const& rules) {
     if (v.isString()) {
         static constexpr std::string_view leaves[] = {"once", "fixpoint", "first"};
         std::size_t const k = v.asChoice(leaves, "strategy");
-        s.kind = k == 0 ? Strategy::Kind::Once : k == 1 ? Strategy::Kind::Fixpoint : Strategy::Kind::First;
+        s.kind = k == 0   ? Strategy::Kind::Once
+                 : k == 1 ? Strategy::Kind::Fixpoint
+                          : Strategy::Kind::First;
         return s;
     }
     v.allowOnly({"once", "fixpoint", "first", "seq", "repeat", "try", "do", "budget"});
@@ -404,7 +432,9 @@ Rule rule(JsonValue const& v, std::set<std::string> const& parameters) {
 
 RuleTest ruleTest(JsonValue const& v) {
     v.allowOnly({"name", "command", "before", "params", "expect", "check"});
-    RuleTest t{.name = v["name"].asNonEmptyString(), .command = v["command"].asNonEmptyString(), .at = v.location()};
+    RuleTest t{.name = v["name"].asNonEmptyString(),
+               .command = v["command"].asNonEmptyString(),
+               .at = v.location()};
     if (auto before = v.find("before"))
         for (auto const& b : before->elements())
             t.before.push_back(b.asNonEmptyString());
@@ -415,8 +445,8 @@ RuleTest ruleTest(JsonValue const& v) {
     expect.allowOnly({"counts", "error"});
     if (auto counts = expect.find("counts"))
         for (auto const& [kind, n] : counts->members()) {
-            if (!parseDimensionKind(kind) && !parseOperationKind(kind) && !parseCoordinateEdgeKind(kind) &&
-                !parseControlEdgeKind(kind))
+            if (!parseDimensionKind(kind) && !parseOperationKind(kind) &&
+                !parseCoordinateEdgeKind(kind) && !parseControlEdgeKind(kind))
                 n.failAtKey(fmt::format("'{}' is no dimension, operation or edge kind", kind));
             t.expectCounts[kind] = n.asInt(0);
         }
@@ -432,8 +462,8 @@ RuleSet readRuleSet(JsonValue const& root) {
     root.allowOnly({"ruleset", "version", "doc", "params", "strategy", "rules", "tests"});
     RuleSet set{.name = root["ruleset"].asNonEmptyString(), .file = root.file()};
     if (root["version"].asInt() != 1)
-        root["version"].fail(fmt::format("unsupported rule set version {}; this Kiln reads version 1",
-                                         root["version"].asInt()));
+        root["version"].fail(fmt::format(
+            "unsupported rule set version {}; this Kiln reads version 1", root["version"].asInt()));
     set.doc = root.stringOr("doc", "");
     std::set<std::string> parameters;
     if (auto params = root.find("params"))
@@ -449,7 +479,8 @@ RuleSet readRuleSet(JsonValue const& root) {
                     p.fallback = d->asInt();
                 p.doc = spec.stringOr("doc", "");
             } else if (!(spec.isString() && spec.asString() == "int"))
-                spec.fail("a parameter is \"int\", a default integer, or {\"default\": N, \"doc\": \"...\"}");
+                spec.fail("a parameter is \"int\", a default integer, or {\"default\": N, \"doc\": "
+                          "\"...\"}");
             parameters.insert(name);
             set.parameters.push_back(std::move(p));
         }
@@ -471,8 +502,12 @@ RuleSet readRuleSet(JsonValue const& root) {
     return set;
 }
 
-RuleSet parseRuleSet(std::string_view text, std::string const& file) { return readRuleSet(parseJson(text, file)); }
+RuleSet parseRuleSet(std::string_view text, std::string const& file) {
+    return readRuleSet(parseJson(text, file));
+}
 
-RuleSet loadRuleSet(std::string const& path) { return readRuleSet(readJsonFile(path)); }
+RuleSet loadRuleSet(std::string const& path) {
+    return readRuleSet(readJsonFile(path));
+}
 
 } // namespace kiln::rules

@@ -41,16 +41,18 @@ RuleTestResult runOne(RuleSet const& rules, RuleTest const& test) {
         if (test.check) {
             semantics.emplace(command, command.defaults, 1);
             options.observe = [&](Application const& a, KernelGraph const& after) {
-                semantics->check(after, fmt::format("rule '{}' (application {})", a.rule, a.number));
+                semantics->check(after,
+                                 fmt::format("rule '{}' (application {})", a.rule, a.number));
             };
         }
         for (auto const& before : test.before)
             apply(loadRuleSet((directory / before).string()), graph, options);
         ApplyResult const applied = apply(rules, graph, options);
         if (test.expectError) {
-            result.message = fmt::format("expected an error containing '{}', but the rule set applied ({} "
-                                         "applications)",
-                                         *test.expectError, applied.applications);
+            result.message =
+                fmt::format("expected an error containing '{}', but the rule set applied ({} "
+                            "applications)",
+                            *test.expectError, applied.applications);
             return result;
         }
         for (auto const& [kind, expected] : test.expectCounts) {
@@ -64,7 +66,8 @@ RuleTestResult runOne(RuleSet const& rules, RuleTest const& test) {
         result.message = fmt::format("{} applications, {} elements", applied.applications,
                                      graph.coordinates.size() + graph.control.size());
     } catch (UserError const& e) {
-        if (test.expectError && std::string(e.what()).find(*test.expectError) != std::string::npos) {
+        if (test.expectError &&
+            std::string(e.what()).find(*test.expectError) != std::string::npos) {
             result.passed = true;
             result.message = "failed as expected";
         } else

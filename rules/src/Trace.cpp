@@ -22,13 +22,16 @@ std::string toJson(Application const& a) {
     return j.dump();
 }
 
-Trace::Trace(std::string const& path) : out_(path, std::ios::binary) {
+Trace::Trace(std::string const& path)
+    : out_(path, std::ios::binary) {
     if (!out_)
         fail("cannot write the trace to '{}'", path);
     out_ << "[\n";
 }
 
-Trace::~Trace() { out_ << (entries_ ? "\n]\n" : "]\n"); }
+Trace::~Trace() {
+    out_ << (entries_ ? "\n]\n" : "]\n");
+}
 
 void Trace::record(Application const& application) {
     out_ << (entries_++ ? ",\n" : "") << toJson(application);

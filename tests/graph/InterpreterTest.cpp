@@ -2,6 +2,7 @@
 // direct Command semantics on random inputs, at the translated level and on a GEMM lowered by
 // hand into workgroup tiles and a K loop, with sizes that are not multiples of the tiles.
 #include "kiln/graph/Interpreter.h"
+
 #include "kiln/graph/Reference.h"
 #include "kiln/graph/Translate.h"
 
@@ -14,7 +15,9 @@ namespace {
 Command axpy() {
     Command c("axpy");
     auto n = c.size("N");
-    c.tensor("X", DataType::F32, {n}).tensor("Y", DataType::F32, {n}).scalar("alpha", DataType::F32);
+    c.tensor("X", DataType::F32, {n})
+        .tensor("Y", DataType::F32, {n})
+        .scalar("alpha", DataType::F32);
     auto x = c.loadLinear("X");
     auto y = c.loadLinear("Y");
     c.storeLinear("Y", c.execute(fmt::format("alpha * {} + {}", x, y)));
@@ -108,11 +111,13 @@ struct TiledGemm {
                        {"M", KernelArgument::Kind::Size, DataType::I64},
                        {"N", KernelArgument::Kind::Size, DataType::I64},
                        {"K", KernelArgument::Kind::Size, DataType::I64}};
-        auto const dim = [&](DimensionKind kind, ExprPtr size, ExprPtr stride = nullptr, int axis = -1) {
+        auto const dim = [&](DimensionKind kind, ExprPtr size, ExprPtr stride = nullptr,
+                             int axis = -1) {
             return g.addDimension({.kind = kind, .size = size, .stride = stride, .axis = axis});
         };
         auto const user = [&](std::string name, ExprPtr size) {
-            return g.addDimension({.kind = DimensionKind::User, .size = size, .name = name, .dtype = DataType::F32});
+            return g.addDimension(
+                {.kind = DimensionKind::User, .size = size, .name = name, .dtype = DataType::F32});
         };
         auto const tile = [&](std::string name, ExprPtr rows, ExprPtr cols) {
             return g.addDimension({.kind = DimensionKind::MacroTile,
@@ -126,14 +131,17 @@ struct TiledGemm {
 
         Id const wg0 = dim(DimensionKind::Workgroup, ceilDivide(M, t16), nullptr, 0);
         Id const wg1 = dim(DimensionKind::Workgroup, ceilDivide(N, t16), nullptr, 1);
-        Id const kk = g.addDimension({.kind = DimensionKind::ForLoop, .size = ceilDivide(K, t8), .name = "K"});
+        Id const kk = g.addDimension(
+            {.kind = DimensionKind::ForLoop, .size = ceilDivide(K, t8), .name = "K"});
 
         // A: rows by workgroup, columns by the K loop.
         Id const uA = user("A", M * K), a0 = dim(DimensionKind::SubDimension, M, K, 0),
                  a1 = dim(DimensionKind::SubDimension, K, literal(1), 1);
         g.addCoordinateEdge(E::Split, {uA}, {a0, a1});
-        Id const nA0 = dim(DimensionKind::MacroTileNumber, ceilDivide(M, t16)), iA0 = dim(DimensionKind::MacroTileIndex, t16);
-        Id const nA1 = dim(DimensionKind::MacroTileNumber, ceilDivide(K, t8)), iA1 = dim(DimensionKind::MacroTileIndex, t8);
+        Id const nA0 = dim(DimensionKind::MacroTileNumber, ceilDivide(M, t16)),
+                 iA0 = dim(DimensionKind::MacroTileIndex, t16);
+        Id const nA1 = dim(DimensionKind::MacroTileNumber, ceilDivide(K, t8)),
+                 iA1 = dim(DimensionKind::MacroTileIndex, t8);
         g.addCoordinateEdge(E::Tile, {a0}, {nA0, iA0});
         g.addCoordinateEdge(E::Tile, {a1}, {nA1, iA1});
         g.addCoordinateEdge(E::PassThrough, {nA0}, {wg0});
@@ -145,8 +153,10 @@ struct TiledGemm {
         Id const uB = user("B", K * N), b0 = dim(DimensionKind::SubDimension, K, N, 0),
                  b1 = dim(DimensionKind::SubDimension, N, literal(1), 1);
         g.addCoordinateEdge(E::Split, {uB}, {b0, b1});
-        Id const nB0 = dim(DimensionKind::MacroTileNumber, ceilDivide(K, t8)), iB0 = dim(DimensionKind::MacroTileIndex, t8);
-        Id const nB1 = dim(DimensionKind::MacroTileNumber, ceilDivide(N, t16)), iB1 = dim(DimensionKind::MacroTileIndex, t16);
+        Id const nB0 = dim(DimensionKind::MacroTileNumber, ceilDivide(K, t8)),
+                 iB0 = dim(DimensionKind::MacroTileIndex, t8);
+        Id const nB1 = dim(DimensionKind::MacroTileNumber, ceilDivide(N, t16)),
+                 iB1 = dim(DimensionKind::MacroTileIndex, t16);
         g.addCoordinateEdge(E::Tile, {b0}, {nB0, iB0});
         g.addCoordinateEdge(E::Tile, {b1}, {nB1, iB1});
         g.addCoordinateEdge(E::PassThrough, {nB0}, {kk});
@@ -158,8 +168,10 @@ struct TiledGemm {
         Id const uD = user("D", M * N), d0 = dim(DimensionKind::SubDimension, M, N, 0),
                  d1 = dim(DimensionKind::SubDimension, N, literal(1), 1);
         g.addCoordinateEdge(E::Join, {d0, d1}, {uD});
-        Id const nD0 = dim(DimensionKind::MacroTileNumber, ceilDivide(M, t16)), iD0 = dim(DimensionKind::MacroTileIndex, t16);
-        Id const nD1 = dim(DimensionKind::MacroTileNumber, ceilDivide(N, t16)), iD1 = dim(DimensionKind::MacroTileIndex, t16);
+        Id const nD0 = dim(DimensionKind::MacroTileNumber, ceilDivide(M, t16)),
+                 iD0 = dim(DimensionKind::MacroTileIndex, t16);
+        Id const nD1 = dim(DimensionKind::MacroTileNumber, ceilDivide(N, t16)),
+                 iD1 = dim(DimensionKind::MacroTileIndex, t16);
         g.addCoordinateEdge(E::Tile, {d0}, {nD0, iD0});
         g.addCoordinateEdge(E::Tile, {d1}, {nD1, iD1});
         g.addCoordinateEdge(E::PassThrough, {nD0}, {wg0});
@@ -175,9 +187,13 @@ struct TiledGemm {
         using O = OperationKind;
         using C = ControlEdgeKind;
         Id const kernel = g.addOperation({.kind = O::Kernel});
-        Id const zero = g.addOperation({.kind = O::Assign, .expression = literal(Value::real(0.0, DataType::F32))});
+        Id const zero = g.addOperation(
+            {.kind = O::Assign, .expression = literal(Value::real(0.0, DataType::F32))});
         g.mapping.connect(zero, role::dest, acc);
-        Id const loop = g.addOperation({.kind = O::ForLoop, .expression = binary(BinaryOp::Less, index(kk), dimensionSize(kk)), .name = "K"});
+        Id const loop =
+            g.addOperation({.kind = O::ForLoop,
+                            .expression = binary(BinaryOp::Less, index(kk), dimensionSize(kk)),
+                            .name = "K"});
         g.mapping.connect(loop, role::counter, kk);
         Id const init = g.addOperation({.kind = O::Assign, .expression = literal(0)});
         Id const step = g.addOperation({.kind = O::Assign, .expression = index(kk) + literal(1)});
@@ -193,9 +209,10 @@ struct TiledGemm {
         g.mapping.connect(mul, role::lhs, tA);
         g.mapping.connect(mul, role::rhs, tB);
         g.mapping.connect(mul, role::dest, product);
-        Id const add = g.addOperation({.kind = O::Assign,
-                                       .expression = dataValue(acc, DataType::F32) + dataValue(product, DataType::F32),
-                                       .dtype = DataType::F32});
+        Id const add = g.addOperation(
+            {.kind = O::Assign,
+             .expression = dataValue(acc, DataType::F32) + dataValue(product, DataType::F32),
+             .dtype = DataType::F32});
         g.mapping.connect(add, role::dest, acc);
         Id const store = g.addOperation({.kind = O::StoreTiled, .dtype = DataType::F32});
         g.mapping.connect(store, role::source, acc);

@@ -22,22 +22,28 @@ std::string const kHead = R"json({ "ruleset": "r", "version": 1, "params": { "MT
 } // namespace
 
 TEST(BadRule, UnknownVariableInAGuardPointsAtIt) {
-    EXPECT_EQ(errorOf(kHead + R"json("match": { "nodes": { "m": { "dim": "SubDimension" } } },
+    EXPECT_EQ(
+        errorOf(kHead + R"json("match": { "nodes": { "m": { "dim": "SubDimension" } } },
                "where": "m.size % $MT == n.size" } ] })json"),
-              "bad.rules.json:3:42: error: unknown variable 'n' (did you mean 'm'?) [at /rules/0/where]");
+        "bad.rules.json:3:42: error: unknown variable 'n' (did you mean 'm'?) [at /rules/0/where]");
 }
 
 TEST(BadRule, UnknownParameterPointsAtIt) {
     EXPECT_EQ(errorOf(kHead + R"json("match": { "nodes": { "m": { "dim": "SubDimension" } } },
                "where": "m.size % $MX == 0" } ] })json"),
-              "bad.rules.json:3:35: error: unknown parameter '$MX' (did you mean '$MT'?) [at /rules/0/where]");
+              "bad.rules.json:3:35: error: unknown parameter '$MX' (did you mean '$MT'?) [at "
+              "/rules/0/where]");
 }
 
 TEST(BadRule, UnknownDimensionKind) {
-    EXPECT_EQ(errorOf(kHead + R"json("match": { "nodes": { "m": { "dim": "SubDimenson" } } } } ] })json"),
-              "bad.rules.json:2:65: error: unknown dimension kind 'SubDimenson' (did you mean 'SubDimension'?); "
-              "expected one of User, SubDimension, Linear, MacroTile, MacroTileNumber, MacroTileIndex, WaveTile, "
-              "ThreadTile, Workgroup, Workitem, ForLoop, Unroll, Register, Shared [at /rules/0/match/nodes/m/dim]");
+    EXPECT_EQ(
+        errorOf(kHead + R"json("match": { "nodes": { "m": { "dim": "SubDimenson" } } } } ] })json"),
+        "bad.rules.json:2:65: error: unknown dimension kind 'SubDimenson' (did you mean "
+        "'SubDimension'?); "
+        "expected one of User, SubDimension, Linear, MacroTile, MacroTileNumber, MacroTileIndex, "
+        "WaveTile, "
+        "ThreadTile, Workgroup, Workitem, ForLoop, Unroll, Register, Shared [at "
+        "/rules/0/match/nodes/m/dim]");
 }
 
 TEST(BadRule, EdgeToAnUndeclaredVariable) {
@@ -48,15 +54,19 @@ TEST(BadRule, EdgeToAnUndeclaredVariable) {
 }
 
 TEST(BadRule, WrongArity) {
-    EXPECT_EQ(errorOf(kHead + R"json("match": { "nodes": { "a": { "dim": "Linear" }, "b": { "dim": "Linear" } },
+    EXPECT_EQ(
+        errorOf(kHead +
+                R"json("match": { "nodes": { "a": { "dim": "Linear" }, "b": { "dim": "Linear" } },
                "edges": [ { "edge": "PassThrough", "tails": ["a", "b"], "heads": ["b"] } ] } } ] })json"),
-              "bad.rules.json:3:61: error: PassThrough takes at most 1 tails [at /rules/0/match/edges/0/tails]");
+        "bad.rules.json:3:61: error: PassThrough takes at most 1 tails [at "
+        "/rules/0/match/edges/0/tails]");
 }
 
 TEST(BadRule, RemovingAnUnnamedEdge) {
     EXPECT_EQ(errorOf(kHead + R"json("match": { "nodes": { "m": { "dim": "Linear" } } },
                "rewrite": { "remove": ["t"] } } ] })json"),
-              "bad.rules.json:3:40: error: 't' is not a matched node or named edge (edges to remove need \"as\") "
+              "bad.rules.json:3:40: error: 't' is not a matched node or named edge (edges to "
+              "remove need \"as\") "
               "[at /rules/0/rewrite/remove/0]");
 }
 

@@ -1,12 +1,12 @@
 // docs/rules.md stays true: every rule set in it loads, and the walk-through's rule set lowers
 // axpy with the meaning kept.
+#include "kiln/graph/CommandJson.h"
+#include "kiln/graph/SourceJson.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/rules/Engine.h"
 #include "kiln/rules/RuleJson.h"
 #include "kiln/rules/RuleTests.h"
 #include "kiln/rules/SemanticCheck.h"
-#include "kiln/graph/CommandJson.h"
-#include "kiln/graph/SourceJson.h"
 
 #include <gtest/gtest.h>
 
@@ -38,7 +38,9 @@ TEST(Docs, TheRuleSetsOfTheGuideLoadAndKeepTheMeaning) {
     KernelGraph graph = translate(command);
     rules::SemanticCheck const check(command, command.defaults, 3);
     rules::EngineOptions options;
-    options.observe = [&](rules::Application const& a, KernelGraph const& after) { check.check(after, a.rule); };
+    options.observe = [&](rules::Application const& a, KernelGraph const& after) {
+        check.check(after, a.rule);
+    };
     EXPECT_EQ(rules::apply(set, graph, options).applications, 4);
     EXPECT_EQ(rules::countKind(graph, "PassThrough"), 6);
 }

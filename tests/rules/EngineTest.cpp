@@ -1,10 +1,11 @@
 // The rule engine on small rule sets written inline, as a user would write them: what applies,
 // what stops it, what it says when it does not match, and that a failed rewrite changes nothing.
+#include "kiln/rules/Engine.h"
+
 #include "kiln/graph/GraphText.h"
 #include "kiln/graph/Interpreter.h"
 #include "kiln/graph/Reference.h"
 #include "kiln/graph/Translate.h"
-#include "kiln/rules/Engine.h"
 #include "kiln/rules/RuleJson.h"
 #include "kiln/rules/RuleTests.h"
 
@@ -18,14 +19,18 @@ namespace {
 Command axpy() {
     Command c("axpy");
     auto n = c.size("N");
-    c.tensor("X", DataType::F32, {n}).tensor("Y", DataType::F32, {n}).scalar("alpha", DataType::F32);
+    c.tensor("X", DataType::F32, {n})
+        .tensor("Y", DataType::F32, {n})
+        .scalar("alpha", DataType::F32);
     auto x = c.loadLinear("X");
     auto y = c.loadLinear("Y");
     c.storeLinear("Y", c.execute("alpha * " + x + " + " + y));
     return c;
 }
 
-RuleSet ruleSet(std::string const& body) { return parseRuleSet(body, "inline.rules.json"); }
+RuleSet ruleSet(std::string const& body) {
+    return parseRuleSet(body, "inline.rules.json");
+}
 
 std::string errorOf(std::function<void()> const& f) {
     try {
@@ -86,7 +91,8 @@ TEST(Engine, AFixpointOverBudgetNamesTheRulesThatKeptFiring) {
     KernelGraph graph = translate(axpy());
     std::string const before = toText(graph);
     EXPECT_EQ(errorOf([&] { apply(set, graph, {}); }),
-              "inline.rules.json:2:19: error: rule set 'grows' did not reach a fixpoint within its budget of 5 "
+              "inline.rules.json:2:19: error: rule set 'grows' did not reach a fixpoint within its "
+              "budget of 5 "
               "applications; rules that kept firing: more (5x) [at /strategy]");
 }
 
@@ -99,8 +105,10 @@ TEST(Engine, AFixpointThatComesBackToAGraphIsStopped) {
         { "name": "drop", "match": { "nodes": { "u": { "dim": "Unroll" } } }, "rewrite": { "remove": ["u"] } } ] })json");
     KernelGraph graph = translate(axpy());
     EXPECT_EQ(errorOf([&] { apply(set, graph, {}); }),
-              "inline.rules.json:1:1: error: rule set 'flip-flop' came back to a graph it had already produced after "
-              "2 applications, so its fixpoint would never end; rules that kept firing: add (1x), drop (1x)");
+              "inline.rules.json:1:1: error: rule set 'flip-flop' came back to a graph it had "
+              "already produced after "
+              "2 applications, so its fixpoint would never end; rules that kept firing: add (1x), "
+              "drop (1x)");
 }
 
 TEST(Engine, AnInvalidRewriteChangesNothing) {
@@ -112,8 +120,9 @@ TEST(Engine, AnInvalidRewriteChangesNothing) {
     KernelGraph graph = translate(axpy());
     std::string const before = toText(graph);
     std::string const error = errorOf([&] { apply(set, graph, {}); });
-    EXPECT_NE(error.find("rule 'flow-from-index' would leave the graph invalid, so it was not applied"),
-              std::string::npos)
+    EXPECT_NE(
+        error.find("rule 'flow-from-index' would leave the graph invalid, so it was not applied"),
+        std::string::npos)
         << error;
     EXPECT_EQ(toText(graph), before);
 }
@@ -125,7 +134,8 @@ TEST(Engine, RemovingANodeThatAnEdgeStillTouchesIsRefused) {
     KernelGraph graph = translate(axpy());
     std::string const before = toText(graph);
     EXPECT_EQ(errorOf([&] { apply(set, graph, {}); }),
-              "error: rule 'drop-user' removes dimension #2 but leaves Split edge #5 touching it; remove or "
+              "error: rule 'drop-user' removes dimension #2 but leaves Split edge #5 touching it; "
+              "remove or "
               "re-connect that edge in the same rule");
     EXPECT_EQ(toText(graph), before);
 }
@@ -142,9 +152,12 @@ TEST(Engine, OnceFirstAndTry) {
         { "name": "fails", "match": { "nodes": { "u": { "dim": "User" } } }, "rewrite": { "remove": ["u"] } } ] })json");
     KernelGraph graph = translate(axpy());
     std::vector<std::string> applied;
-    ApplyResult const result = apply(set, graph, {.observe = [&](Application const& a, KernelGraph const&) { applied.push_back(a.rule); }});
-    EXPECT_EQ(applied, (std::vector<std::string>{"high", "low"})); // `first` took the higher priority
-    EXPECT_EQ(result.applications, 2);                               // the failed `try` is rolled back
+    ApplyResult const result = apply(
+        set, graph,
+        {.observe = [&](Application const& a, KernelGraph const&) { applied.push_back(a.rule); }});
+    EXPECT_EQ(applied,
+              (std::vector<std::string>{"high", "low"})); // `first` took the higher priority
+    EXPECT_EQ(result.applications, 2);                    // the failed `try` is rolled back
     EXPECT_EQ(countKind(graph, "Unroll"), 2);
     EXPECT_EQ(countKind(graph, "User"), 3);
 }
@@ -172,9 +185,11 @@ TEST(Engine, WhyNotSaysWhichConstraintFailed) {
     // Element #2 is the User tensor X, not a Linear value.
     EXPECT_EQ(whyNot(tile, graph, "values", 2, context), "'values' wants Linear but #2 is User");
     // No grid yet: the pattern needs a Workgroup.
-    EXPECT_EQ(whyNot(tile, graph, "values", 4, context), "there is no Workgroup in the graph to be 'wg'");
+    EXPECT_EQ(whyNot(tile, graph, "values", 4, context),
+              "there is no Workgroup in the graph to be 'wg'");
     apply(set, graph, {.parameters = params});
-    EXPECT_EQ(whyNot(tile, graph, "values", 4, context), "negative pattern 0 ('not' entry 0) exists");
+    EXPECT_EQ(whyNot(tile, graph, "values", 4, context),
+              "negative pattern 0 ('not' entry 0) exists");
 }
 
 TEST(Engine, GuardsThatCannotBeDecidedBeforeLaunchDoNotFire) {

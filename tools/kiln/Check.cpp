@@ -8,7 +8,8 @@
 namespace kiln::cli {
 
 CheckResult checkAgainstReference(Command const& command, KernelGraph const& graph,
-                                  std::map<std::string, double> const& problem, std::uint64_t seed) {
+                                  std::map<std::string, double> const& problem,
+                                  std::uint64_t seed) {
     Bindings viaGraph = randomBindings(command, problem, seed);
     Bindings direct = viaGraph;
     interpret(graph, viaGraph);
@@ -16,7 +17,8 @@ CheckResult checkAgainstReference(Command const& command, KernelGraph const& gra
     CheckResult result;
     for (auto const& op : command.operations())
         if (op.kind == CommandOpKind::StoreLinear || op.kind == CommandOpKind::StoreTiled) {
-            double const error = maxRelativeError(viaGraph.tensors.at(op.tensor), direct.tensors.at(op.tensor));
+            double const error =
+                maxRelativeError(viaGraph.tensors.at(op.tensor), direct.tensors.at(op.tensor));
             result.errorByTensor[op.tensor] = error;
             result.worst = std::max(result.worst, error);
         }

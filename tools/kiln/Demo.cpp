@@ -4,7 +4,6 @@
 #include "Check.h"
 #include "Problem.h"
 #include "Subcommands.h"
-
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/graph/Verify.h"
@@ -44,18 +43,21 @@ void addDemo(CLI::App& app) {
                 auto const start = std::chrono::steady_clock::now();
                 KernelGraph const graph = translate(command);
                 check(graph, "translate");
-                double const micros =
-                    std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+                double const micros = std::chrono::duration<double, std::micro>(
+                                          std::chrono::steady_clock::now() - start)
+                                          .count();
                 auto const problem = problemOf(command, {});
                 std::string sizes;
                 for (auto const& s : command.sizes())
-                    sizes += fmt::format("{}{}={}", sizes.empty() ? "" : " ", s, problem.count(s) ? problem.at(s) : 0);
+                    sizes += fmt::format("{}{}={}", sizes.empty() ? "" : " ", s,
+                                         problem.count(s) ? problem.at(s) : 0);
                 CheckResult const result = checkAgainstReference(command, graph, problem, 1);
                 bool const ok = result.worst <= toleranceOf(command);
                 failures += ok ? 0 : 1;
-                row += fmt::format(" {:>5} {:>6} {:>6} {:>9.1f}us  {:<24} {:>10.2g}  {}", graph.control.nodes().size(),
-                                   graph.coordinates.nodes().size(), graph.coordinates.edges().size(), micros,
-                                   sizes, result.worst, ok ? "ok" : "MISMATCH");
+                row += fmt::format(" {:>5} {:>6} {:>6} {:>9.1f}us  {:<24} {:>10.2g}  {}",
+                                   graph.control.nodes().size(), graph.coordinates.nodes().size(),
+                                   graph.coordinates.edges().size(), micros, sizes, result.worst,
+                                   ok ? "ok" : "MISMATCH");
             } catch (UserError const& e) {
                 ++failures;
                 row += fmt::format("  FAILED: {}", e.what());
@@ -64,7 +66,8 @@ void addDemo(CLI::App& app) {
         }
         fmt::print("\n{} of {} commands translated and agree with their direct semantics.\n",
                    files.size() - static_cast<std::size_t>(failures), files.size());
-        fmt::print("(Lowering rule sets, code generation and tuning join this job as they land.)\n");
+        fmt::print(
+            "(Lowering rule sets, code generation and tuning join this job as they land.)\n");
         if (failures)
             fail("{} command{} failed", failures, failures == 1 ? "" : "s");
     });

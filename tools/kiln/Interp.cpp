@@ -4,7 +4,6 @@
 #include "Check.h"
 #include "Problem.h"
 #include "Subcommands.h"
-
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/Interpreter.h"
 #include "kiln/graph/Translate.h"
@@ -23,7 +22,8 @@ void addInterp(CLI::App& app) {
         bool check = false;
     };
     auto options = std::make_shared<Options>();
-    auto* sub = app.add_subcommand("interp", "Run a Command's KernelGraph in the reference interpreter");
+    auto* sub =
+        app.add_subcommand("interp", "Run a Command's KernelGraph in the reference interpreter");
     sub->add_option("command", options->command, "Command file (JSON)")->required();
     sub->add_option("--size", options->sizes, "Problem size or scalar, NAME=VALUE (repeatable)");
     sub->add_option("--seed", options->seed, "Seed of the random inputs");
@@ -48,9 +48,11 @@ void addInterp(CLI::App& app) {
         CheckResult const result = checkAgainstReference(command, graph, problem, options->seed);
         double const tolerance = toleranceOf(command);
         for (auto const& [tensor, error] : result.errorByTensor)
-            fmt::print("{}: max relative error {:.3g} (tolerance {:.0e})\n", tensor, error, tolerance);
+            fmt::print("{}: max relative error {:.3g} (tolerance {:.0e})\n", tensor, error,
+                       tolerance);
         if (!(result.worst <= tolerance))
-            fail("interpreter and direct semantics differ by {:.3g} (tolerance {:.0e})", result.worst, tolerance);
+            fail("interpreter and direct semantics differ by {:.3g} (tolerance {:.0e})",
+                 result.worst, tolerance);
     });
 }
 

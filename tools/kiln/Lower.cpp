@@ -6,7 +6,6 @@
 #include "Params.h"
 #include "Problem.h"
 #include "Subcommands.h"
-
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/GraphDot.h"
 #include "kiln/graph/GraphJson.h"
@@ -39,16 +38,20 @@ void addLower(CLI::App& app) {
         bool check = false, stats = false, quiet = false;
     };
     auto o = std::make_shared<Options>();
-    auto* sub = app.add_subcommand("lower", "Lower a Command's KernelGraph through a pipeline of rule sets");
+    auto* sub = app.add_subcommand("lower",
+                                   "Lower a Command's KernelGraph through a pipeline of rule sets");
     sub->add_option("command", o->command, "Command file (JSON)")->required();
     sub->add_option("--pipeline", o->pipeline, "Pipeline file (JSON)")->required();
     sub->add_option("--params", o->params, "Schedule parameters, NAME=INT[,NAME=INT...]");
-    sub->add_option("--size", o->sizes, "Problem size or scalar for --check, NAME=VALUE (repeatable)");
+    sub->add_option("--size", o->sizes,
+                    "Problem size or scalar for --check, NAME=VALUE (repeatable)");
     sub->add_flag("--check", o->check, "Check the meaning after every rule application");
-    sub->add_flag("--stats", o->stats, "Print each step's applications and time, and the declarative share");
+    sub->add_flag("--stats", o->stats,
+                  "Print each step's applications and time, and the declarative share");
     sub->add_flag("-q,--quiet", o->quiet, "Do not print the lowered graph");
     sub->add_option("--trace", o->trace, "Write every rule application to this JSON file");
-    sub->add_option("--dot-each", o->dotEach, "Write a Graphviz DOT file after every application to this folder");
+    sub->add_option("--dot-each", o->dotEach,
+                    "Write a Graphviz DOT file after every application to this folder");
     sub->add_option("-o,--output", o->output, "Write the lowered KernelGraph as JSON to this file");
     sub->callback([o] {
         Command const command = loadCommand(o->command);
@@ -76,12 +79,12 @@ void addLower(CLI::App& app) {
                 if (trace)
                     trace->record(a);
                 if (!o->dotEach.empty())
-                    writeFile(fmt::format("{}/{:03}-{}-{}.dot", o->dotEach, trace ? trace->entries() : a.number,
-                                          a.ruleset, a.rule),
+                    writeFile(fmt::format("{}/{:03}-{}-{}.dot", o->dotEach,
+                                          trace ? trace->entries() : a.number, a.ruleset, a.rule),
                               toDot(after));
                 if (semantics)
-                    semantics->check(after, fmt::format("rule '{}' of '{}' (application {})", a.rule, a.ruleset,
-                                                        a.number));
+                    semantics->check(after, fmt::format("rule '{}' of '{}' (application {})",
+                                                        a.rule, a.ruleset, a.number));
             };
         auto const reports = rules::lower(pipeline, graph, options);
 
@@ -91,8 +94,9 @@ void addLower(CLI::App& app) {
             int declarative = 0, run = 0;
             fmt::print("\n{:<32} {:>6} {:>12} {:>10}\n", "step", "kind", "applications", "time");
             for (auto const& r : reports) {
-                fmt::print("{:<32} {:>6} {:>12} {:>8.1f}us{}\n", r.name, r.declarative ? "rules" : "native",
-                           r.applications, r.microseconds, r.skipped ? "  (skipped)" : "");
+                fmt::print("{:<32} {:>6} {:>12} {:>8.1f}us{}\n", r.name,
+                           r.declarative ? "rules" : "native", r.applications, r.microseconds,
+                           r.skipped ? "  (skipped)" : "");
                 run += r.skipped ? 0 : 1;
                 declarative += (!r.skipped && r.declarative) ? 1 : 0;
             }
@@ -100,7 +104,8 @@ void addLower(CLI::App& app) {
                        run ? 100.0 * declarative / run : 100.0);
         }
         if (semantics)
-            fmt::print("check: every application kept the result (max relative error {:.3g}, tolerance {:.0e})\n",
+            fmt::print("check: every application kept the result (max relative error {:.3g}, "
+                       "tolerance {:.0e})\n",
                        semantics->lastError(), semantics->tolerance());
         if (!o->output.empty())
             writeFile(o->output, saveGraph(graph));

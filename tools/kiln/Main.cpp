@@ -2,7 +2,6 @@
 // parses, runs, and turns failures into one message and an exit status:
 //   0 success, 1 bad input (a UserError or a command-line error), 2 a bug in Kiln.
 #include "Subcommands.h"
-
 #include "kiln/graph/Error.h"
 
 #include <CLI/CLI.hpp>
@@ -24,7 +23,8 @@ int main(int argc, char** argv) {
         fmt::print(stderr, "{}\n", e.what());
         return 1;
     } catch (kiln::InternalError const& e) {
-        fmt::print(stderr, "kiln: {}\nThis is a bug in Kiln; please report it with the input.\n", e.what());
+        fmt::print(stderr, "kiln: {}\nThis is a bug in Kiln; please report it with the input.\n",
+                   e.what());
         return 2;
     } catch (std::exception const& e) {
         fmt::print(stderr, "error: {}\n", e.what());

@@ -6,7 +6,8 @@
 
 namespace kiln::cli {
 
-std::map<std::string, double> problemOf(Command const& command, std::vector<std::string> const& overrides) {
+std::map<std::string, double> problemOf(Command const& command,
+                                        std::vector<std::string> const& overrides) {
     std::map<std::string, double> problem = command.defaults;
     for (auto const& item : overrides) {
         auto const eq = item.find('=');

@@ -13,7 +13,8 @@
 namespace kiln::cli {
 
 /// The Command's defaults with each "NAME=VALUE" of `overrides` applied; bad text is a UserError.
-std::map<std::string, double> problemOf(Command const& command, std::vector<std::string> const& overrides);
+std::map<std::string, double> problemOf(Command const& command,
+                                        std::vector<std::string> const& overrides);
 
 /// The relative error a check allows: 1e-2 when the Command stores a 16-bit float, else 1e-5.
 double toleranceOf(Command const& command);

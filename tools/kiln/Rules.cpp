@@ -3,7 +3,6 @@
 //                                    says why RULE does not match at element ID
 #include "Params.h"
 #include "Subcommands.h"
-
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/GraphText.h"
 #include "kiln/graph/Translate.h"
@@ -17,7 +16,8 @@
 namespace kiln::cli {
 
 void addRules(CLI::App& app) {
-    auto* rules = app.add_subcommand("rules", "Test rule sets and explain why a rule does not match");
+    auto* rules =
+        app.add_subcommand("rules", "Test rule sets and explain why a rule does not match");
     rules->require_subcommand(1);
 
     auto files = std::make_shared<std::vector<std::string>>();
@@ -30,7 +30,8 @@ void addRules(CLI::App& app) {
             for (auto const& r : rules::runRuleTests(set)) {
                 ++total;
                 failed += r.passed ? 0 : 1;
-                fmt::print("{} {}: {}: {}\n", r.passed ? "PASS" : "FAIL", set.name, r.name, r.message);
+                fmt::print("{} {}: {}: {}\n", r.passed ? "PASS" : "FAIL", set.name, r.name,
+                           r.message);
             }
         }
         fmt::print("{} of {} rule tests passed\n", total - failed, total);
@@ -44,12 +45,15 @@ void addRules(CLI::App& app) {
         Id at = 0;
     };
     auto why = std::make_shared<Why>();
-    auto* explain = rules->add_subcommand("why", "Say why a rule does not match at a graph element");
+    auto* explain =
+        rules->add_subcommand("why", "Say why a rule does not match at a graph element");
     explain->add_option("file", why->file, "Rule set file")->required();
     explain->add_option("rule", why->rule, "Rule name")->required();
-    explain->add_option("--at", why->at, "Element id (as `kiln translate` prints it, #N)")->required();
+    explain->add_option("--at", why->at, "Element id (as `kiln translate` prints it, #N)")
+        ->required();
     explain->add_option("--command", why->command, "Command whose graph to look in")->required();
-    explain->add_option("--var", why->variable, "Pattern variable bound to --at (default: the first node)");
+    explain->add_option("--var", why->variable,
+                        "Pattern variable bound to --at (default: the first node)");
     explain->add_option("--before", why->before, "Rule set files to apply first (repeatable)");
     explain->add_option("--params", why->params, "Schedule parameters, NAME=INT[,NAME=INT...]");
     explain->callback([why] {
@@ -64,7 +68,8 @@ void addRules(CLI::App& app) {
             rules::apply(rules::loadRuleSet(b), graph, options);
         if (!graph.coordinates.contains(why->at) && !graph.control.contains(why->at))
             fail("the graph has no element #{}", why->at);
-        std::string variable = why->variable.empty() ? rule->match.nodes.front().variable : why->variable;
+        std::string variable =
+            why->variable.empty() ? rule->match.nodes.front().variable : why->variable;
         auto const params = rules::parameterValues(set, options.parameters);
         rules::RuleContext context{.parameters = &params};
         std::string const reason = rules::whyNot(*rule, graph, variable, why->at, context);

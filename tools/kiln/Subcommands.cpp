@@ -4,12 +4,8 @@ namespace kiln::cli {
 
 std::span<const Subcommand> subcommands() {
     static constexpr Subcommand table[] = {
-        {"translate", addTranslate},
-        {"interp", addInterp},
-        {"lower", addLower},
-        {"rules", addRules},
-        {"demo", addDemo},
-        {"arch", addArch},
+        {"translate", addTranslate}, {"interp", addInterp}, {"lower", addLower},
+        {"rules", addRules},         {"demo", addDemo},     {"arch", addArch},
     };
     return table;
 }

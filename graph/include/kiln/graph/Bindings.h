@@ -35,7 +35,8 @@ struct Bindings {
 /// Answers Argument leaves (sizes and scalars) from bindings.
 class BindingsEnvironment : public Environment {
 public:
-    explicit BindingsEnvironment(Bindings const& bindings) : bindings_(bindings) {}
+    explicit BindingsEnvironment(Bindings const& bindings)
+        : bindings_(bindings) {}
     Value argument(expr::Argument const& a) const override;
 
 private:

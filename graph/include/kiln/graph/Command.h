@@ -70,7 +70,8 @@ struct ValueInfo {
 
 class Command {
 public:
-    explicit Command(std::string name = "command") : name_(std::move(name)) {}
+    explicit Command(std::string name = "command")
+        : name_(std::move(name)) {}
 
     // Declaring arguments.
     /// A size argument (i64), usable in shapes and strides as argument(name).
@@ -128,7 +129,8 @@ private:
 /// (as expr::Argument).
 class CommandValueNames : public NameResolver {
 public:
-    explicit CommandValueNames(Command const& command) : command_(command) {}
+    explicit CommandValueNames(Command const& command)
+        : command_(command) {}
     ExprPtr name(std::string_view name) const override;
 
 private:

@@ -31,7 +31,15 @@
 namespace kiln {
 
 enum class CoordinateEdgeKind : std::uint8_t {
-    Split, Join, Flatten, Tile, PassThrough, Forget, Inherit, Sunder, DataFlow
+    Split,
+    Join,
+    Flatten,
+    Tile,
+    PassThrough,
+    Forget,
+    Inherit,
+    Sunder,
+    DataFlow
 };
 
 std::span<CoordinateEdgeKind const> allCoordinateEdgeKinds();
@@ -43,7 +51,9 @@ struct CoordinateEdge {
 };
 
 /// Whether `kind` relates indices (all kinds but DataFlow).
-inline bool isTransform(CoordinateEdgeKind kind) { return kind != CoordinateEdgeKind::DataFlow; }
+inline bool isTransform(CoordinateEdgeKind kind) {
+    return kind != CoordinateEdgeKind::DataFlow;
+}
 
 /// The arity a transform needs: tails and heads, each a [min, max] range (max -1 = unbounded).
 struct Arity {
@@ -61,9 +71,15 @@ namespace detail {
 inline std::int64_t literalOr(ExprPtr const& e, std::int64_t fallback) {
     return literalInt(e).value_or(fallback);
 }
-inline std::int64_t literalOr(std::int64_t v, std::int64_t) { return v; }
-inline std::int64_t zero(std::int64_t) { return 0; }
-inline ExprPtr zero(ExprPtr const&) { return literal(0); }
+inline std::int64_t literalOr(std::int64_t v, std::int64_t) {
+    return v;
+}
+inline std::int64_t zero(std::int64_t) {
+    return 0;
+}
+inline ExprPtr zero(ExprPtr const&) {
+    return literal(0);
+}
 
 // Digits of `value` in the mixed radix `sizes` (row-major; the first size is never used).
 template <class V>
@@ -172,7 +188,8 @@ std::optional<std::vector<V>> reverse(CoordinateEdgeKind kind, std::vector<V> co
 }
 
 /// Sunder forward on integers: heads (segment indices..., selector); unselected segments are 0.
-std::vector<std::int64_t> sunderForward(std::int64_t tail, std::vector<std::int64_t> const& segmentSizes);
+std::vector<std::int64_t> sunderForward(std::int64_t tail,
+                                        std::vector<std::int64_t> const& segmentSizes);
 /// Sunder reverse on integers: heads are (segment indices..., selector).
 std::int64_t sunderReverse(std::vector<std::int64_t> const& heads,
                            std::vector<std::int64_t> const& segmentSizes);

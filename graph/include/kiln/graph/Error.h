@@ -52,10 +52,10 @@ template <class... Args>
 } // namespace kiln
 
 /// Checks an invariant of Kiln itself; a failure is an InternalError, never a UserError.
-#define KILN_ASSERT(condition, ...)                                                              \
-    do {                                                                                         \
-        if (!(condition))                                                                        \
-            throw ::kiln::InternalError(                                                         \
-                std::string("assertion failed: " #condition) __VA_OPT__(+": " + ::fmt::format(__VA_ARGS__)), \
-                __FILE__, __LINE__);                                                             \
+#define KILN_ASSERT(condition, ...)                                                                \
+    do {                                                                                           \
+        if (!(condition))                                                                          \
+            throw ::kiln::InternalError(std::string("assertion failed: " #condition)               \
+                                            __VA_OPT__(+": " + ::fmt::format(__VA_ARGS__)),        \
+                                        __FILE__, __LINE__);                                       \
     } while (false)

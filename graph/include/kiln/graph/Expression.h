@@ -40,9 +40,28 @@ using ExprPtr = std::shared_ptr<Expression const>;
 enum class UnaryOp : std::uint8_t { Negate, LogicalNot, BitwiseNot, Abs, Exp, Log, Sqrt, Tanh };
 
 enum class BinaryOp : std::uint8_t {
-    Add, Subtract, Multiply, Divide, Modulo, CeilDivide, Min, Max, Gcd,
-    ShiftLeft, ShiftRight, BitwiseAnd, BitwiseOr, BitwiseXor,
-    Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual, LogicalAnd, LogicalOr
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Modulo,
+    CeilDivide,
+    Min,
+    Max,
+    Gcd,
+    ShiftLeft,
+    ShiftRight,
+    BitwiseAnd,
+    BitwiseOr,
+    BitwiseXor,
+    Equal,
+    NotEqual,
+    Less,
+    LessEqual,
+    Greater,
+    GreaterEqual,
+    LogicalAnd,
+    LogicalOr
 };
 
 namespace expr {
@@ -98,10 +117,9 @@ struct Convert {
 
 } // namespace expr
 
-struct Expression
-    : std::variant<expr::Literal, expr::Argument, expr::Tag, expr::DimensionSize,
-                   expr::DimensionStride, expr::Index, expr::DataValue, expr::Unary, expr::Binary,
-                   expr::Select, expr::Convert> {
+struct Expression : std::variant<expr::Literal, expr::Argument, expr::Tag, expr::DimensionSize,
+                                 expr::DimensionStride, expr::Index, expr::DataValue, expr::Unary,
+                                 expr::Binary, expr::Select, expr::Convert> {
     using variant::variant;
 };
 

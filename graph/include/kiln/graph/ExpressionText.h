@@ -24,7 +24,8 @@ namespace kiln {
 class ExpressionError : public std::exception {
 public:
     ExpressionError(std::size_t offset, std::string message)
-        : offset_(offset), message_(std::move(message)) {}
+        : offset_(offset)
+        , message_(std::move(message)) {}
     std::size_t offset() const { return offset_; }
     std::string const& message() const { return message_; }
     char const* what() const noexcept override { return message_.c_str(); }

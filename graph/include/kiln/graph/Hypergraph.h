@@ -30,7 +30,8 @@ class Hypergraph {
         Id id = 0;
         std::variant<Node, Edge> value;
     };
-    using Graph = boost::adjacency_list<boost::listS, boost::listS, boost::bidirectionalS, Element, Port>;
+    using Graph =
+        boost::adjacency_list<boost::listS, boost::listS, boost::bidirectionalS, Element, Port>;
     using Vertex = typename Graph::vertex_descriptor;
 
 public:

@@ -29,6 +29,7 @@ struct InterpreterOptions {
 };
 
 /// Runs `graph`, reading and writing the tensors of `bindings`.
-void interpret(KernelGraph const& graph, Bindings& bindings, InterpreterOptions const& options = {});
+void interpret(KernelGraph const& graph, Bindings& bindings,
+               InterpreterOptions const& options = {});
 
 } // namespace kiln

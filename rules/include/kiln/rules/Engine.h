@@ -36,8 +36,8 @@ ApplyResult apply(RuleSet const& rules, KernelGraph& graph, EngineOptions const&
 
 /// The first match of `rule` in `graph` whose guards hold and that no negative pattern extends.
 /// `candidates`, if given, accumulates the candidate bindings tried.
-std::optional<Match> findMatch(Rule const& rule, KernelGraph const& graph, RuleContext const& context,
-                               std::int64_t* candidates = nullptr);
+std::optional<Match> findMatch(Rule const& rule, KernelGraph const& graph,
+                               RuleContext const& context, std::int64_t* candidates = nullptr);
 
 /// Why `rule` does not match with variable `variable` bound to element `at`: the first failed
 /// constraint (kind, edge, guard or negative pattern), or "" when it matches there.
@@ -46,7 +46,7 @@ std::string whyNot(Rule const& rule, KernelGraph const& graph, std::string const
 
 /// Parameter values for `rules`: `given` plus each declared default; a UserError naming a
 /// parameter with neither.
-std::map<std::string, std::int64_t> parameterValues(RuleSet const& rules,
-                                                    std::map<std::string, std::int64_t> const& given);
+std::map<std::string, std::int64_t>
+parameterValues(RuleSet const& rules, std::map<std::string, std::int64_t> const& given);
 
 } // namespace kiln::rules

@@ -21,7 +21,7 @@ namespace kiln::rules {
 
 /// Variables bound to graph elements.
 struct Match {
-    std::map<std::string, Id> elements;            ///< node and edge variables (mapping edges: the op)
+    std::map<std::string, Id> elements; ///< node and edge variables (mapping edges: the op)
     std::map<std::string, std::vector<Id>> lists; ///< variadic variables
 };
 

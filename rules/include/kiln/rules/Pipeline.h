@@ -22,7 +22,7 @@ namespace kiln::rules {
 
 struct PipelineStep {
     RuleSet const* ruleset() const { return rules ? &*rules : nullptr; }
-    std::optional<RuleSet> rules;      ///< a declarative step
+    std::optional<RuleSet> rules;       ///< a declarative step
     NativeStep const* native = nullptr; ///< or a native one
     std::map<std::string, std::int64_t> args;
     std::optional<RuleExpression> when;
@@ -48,6 +48,7 @@ struct StepReport {
 };
 
 /// Runs every step of `pipeline` on `graph`; `options.parameters` override the defaults.
-std::vector<StepReport> lower(Pipeline const& pipeline, KernelGraph& graph, EngineOptions const& options);
+std::vector<StepReport> lower(Pipeline const& pipeline, KernelGraph& graph,
+                              EngineOptions const& options);
 
 } // namespace kiln::rules

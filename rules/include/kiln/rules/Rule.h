@@ -23,7 +23,7 @@ namespace kiln::rules {
 /// A node variable: which graph, which kinds (any of them), and a guard of its own.
 struct NodePattern {
     std::string variable;
-    bool control = false;                     ///< an Operation (else a Dimension)
+    bool control = false;                      ///< an Operation (else a Dimension)
     std::vector<DimensionKind> dimensionKinds; ///< empty: any
     std::vector<OperationKind> operationKinds; ///< empty: any
     std::optional<RuleExpression> where;
@@ -46,7 +46,7 @@ struct EdgePattern {
     std::string variable; ///< "as": lets the rewrite remove it; generated when not given
     CoordinateEdgeKind coordinateKind = CoordinateEdgeKind::DataFlow;
     ControlEdgeKind controlKind = ControlEdgeKind::Sequence;
-    std::string role;     ///< Mapping
+    std::string role;      ///< Mapping
     PortList tails, heads; ///< Coordinate: tails/heads; Control: from/to; Mapping: op/dim
     SourceLocation at;
 };
@@ -111,7 +111,7 @@ struct Rule {
 /// this rule set applied, then expected counts of kinds or an expected error.
 struct RuleTest {
     std::string name;
-    std::string command;          ///< Command file, relative to the rule file
+    std::string command;             ///< Command file, relative to the rule file
     std::vector<std::string> before; ///< rule set files applied first, relative to the rule file
     std::map<std::string, std::int64_t> params;
     std::map<std::string, std::int64_t> expectCounts; ///< kind name -> count in the result

@@ -48,8 +48,8 @@ RuleExpression parseRuleExpression(std::string const& text, RuleScope const& sco
 /// Resolves placeholders during instantiation.
 struct RuleContext {
     KernelGraph const* graph = nullptr;
-    std::map<std::string, Id> const* nodes = nullptr;                     ///< variable -> element
-    std::map<std::string, std::vector<Id>> const* lists = nullptr;        ///< variadic variables
+    std::map<std::string, Id> const* nodes = nullptr;              ///< variable -> element
+    std::map<std::string, std::vector<Id>> const* lists = nullptr; ///< variadic variables
     std::map<std::string, std::int64_t> const* parameters = nullptr;
     std::function<std::optional<std::int64_t>(std::string const&)> arch; ///< fact by name
 };

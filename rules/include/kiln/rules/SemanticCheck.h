@@ -17,7 +17,8 @@ namespace kiln::rules {
 
 class SemanticCheck {
 public:
-    SemanticCheck(Command const& command, std::map<std::string, double> const& problem, std::uint64_t seed);
+    SemanticCheck(Command const& command, std::map<std::string, double> const& problem,
+                  std::uint64_t seed);
 
     /// Runs `graph` and compares with the expected outputs; a UserError naming `what` (e.g. the
     /// rule application) when they differ.

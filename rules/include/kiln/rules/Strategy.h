@@ -18,10 +18,11 @@ namespace kiln::rules {
 struct Strategy {
     enum class Kind : std::uint8_t { Once, Fixpoint, First, Seq, Repeat, Try };
     Kind kind = Kind::Fixpoint;
-    std::vector<std::string> rules;  ///< leaves: the rules it may apply (empty: every rule of the set)
-    std::int64_t budget = 256;       ///< fixpoint: most applications before it is an error
-    std::int64_t times = 1;          ///< repeat
-    std::vector<Strategy> children;  ///< seq, repeat, try
+    std::vector<std::string>
+        rules;                 ///< leaves: the rules it may apply (empty: every rule of the set)
+    std::int64_t budget = 256; ///< fixpoint: most applications before it is an error
+    std::int64_t times = 1;    ///< repeat
+    std::vector<Strategy> children; ///< seq, repeat, try
     SourceLocation at;
 };
 

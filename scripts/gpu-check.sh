@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# gpu-check.sh: on the GPU machine, build the GPU parts of Kiln in a fresh folder, run the `gpu`
+# tests (and the rest of the runtime's), run the GPU benchmark, and leave logs and JSON in $OUT.
+# Prints a short table last. Exit status: non-zero when the build, a test or the benchmark fails.
+#
+#   OUT=/tmp/out scripts/gpu-check.sh            # build folder: $KILN_GPU_BUILD or /tmp/kiln-gpu
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-check-out}
+BUILD=${KILN_GPU_BUILD:-/tmp/kiln-gpu}
+JOBS=${JOBS:-$(nproc)}
+mkdir -p "$OUT"
+rm -rf "$BUILD"
+status=0
+step() { echo "== $* ($(date -u +%H:%M:%S))"; }
+
+step "device"
+{ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
+  nvidia-smi; } >"$OUT/device.txt" 2>&1 || echo "nvidia-smi failed (see device.txt)"
+head -2 "$OUT/device.txt"
+
+step "configure"
+if ! cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1; then
+    tail -30 "$OUT/configure.log"; echo "configure failed"; exit 1
+fi
+grep -E "runtime:" "$OUT/configure.log"
+
+step "build"
+if ! cmake --build "$BUILD" -j "$JOBS" --target kiln_runtime_tests kiln_runtime_gpu_tests \
+        kiln_gpu_bench >"$OUT/build.log" 2>&1; then
+    grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; echo "build failed"; exit 1
+fi
+
+step "ctest -L gpu"
+# -V keeps each test's output: the figures the GPU tests print ("[ gpu ]") are in the log.
+(cd "$BUILD" && KILN_REQUIRE_GPU=1 ctest -L gpu -V --timeout 300) >"$OUT/ctest-gpu.log" 2>&1 \
+    || status=1
+grep -E "\[ gpu  |tests passed|\(Failed\)|\(Skipped\)" "$OUT/ctest-gpu.log" \
+    | sed 's/^[0-9]*: //' | awk '!seen[$0]++' | head -40
+
+step "ctest: the rest of the runtime (CPU tests, ptxas)"
+(cd "$BUILD" && ctest -L runtime -LE gpu --output-on-failure) >"$OUT/ctest-runtime.log" 2>&1 \
+    || status=1
+grep -E "tests passed|\(Failed\)" "$OUT/ctest-runtime.log"
+
+step "kiln_gpu_bench"
+if ! "$BUILD/bench/kiln_gpu_bench" --json "$OUT/gpu-bench.json" >"$OUT/gpu-bench.log" 2>&1; then
+    status=1
+fi
+
+echo
+echo "================ summary ================"
+grep -E "tests passed" "$OUT/ctest-gpu.log" | sed 's/^/ctest -L gpu: /'
+grep -E "tests passed" "$OUT/ctest-runtime.log" | sed 's/^/ctest -L runtime -LE gpu: /'
+cat "$OUT/gpu-bench.log"
+echo "status: $status (logs and JSON in $OUT)"
+exit $status

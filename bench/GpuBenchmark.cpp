@@ -5,7 +5,9 @@
 //    as a ratio against it. Bytes read + written, device events around each repetition, warm-up
 //    first, the median of many repetitions; the copy is checked element for element afterwards.
 // 2. Launch overhead: host time per launch of an empty kernel and of a 4-argument kernel with no
-//    work, through a raw cuLaunchKernel loop and through Kiln's typed and run-time launches.
+//    work, through a raw cuLaunchKernel loop and through Kiln's typed and run-time launches:
+//    the enqueue loop alone (1000 launches) and a loop with its synchronize (10000), in rounds
+//    that interleave the variants, median over the rounds.
 // A separate program from kiln_bench so that the CPU benchmarks need no GPU. Writes JSON with
 // --json PATH and prints a table last.
 #include "kiln/runtime/Event.h"
@@ -21,6 +23,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -78,23 +81,30 @@ Timing timeOnDevice(Stream& stream, Event& start, Event& stop, int warmup, int r
     return {median(times), *low, *high};
 }
 
-/// Host microseconds per launch of `launches` launches then a synchronize; median of `reps`.
+/// One way of launching, measured in rounds interleaved with the others so that drift in the
+/// machine's state falls on all of them alike.
+struct LaunchVariant {
+    std::string name;
+    std::function<void()> launch;
+    bool withoutContext = false;      ///< run with no context current on the thread
+    std::vector<double> enqueueUs;    ///< host time per launch of the enqueue loop alone
+    std::vector<double> throughputUs; ///< host time per launch of a loop and its synchronize
+};
+
+/// Host microseconds per launch for `launches` launches; with `includeSync`, the stream's
+/// synchronize is inside the timed region, otherwise after it.
 template <class F>
-double hostMicrosecondsPerLaunch(Stream& stream, int launches, int reps, F&& launchOnce) {
+double timeLaunches(Stream& stream, int launches, bool includeSync, F const& launchOnce) {
+    auto const begin = std::chrono::steady_clock::now();
     for (int i = 0; i < launches; ++i)
-        launchOnce(); // warm-up
-    orFail(stream.synchronize(), "launch warm-up");
-    std::vector<double> perLaunch;
-    for (int r = 0; r < reps; ++r) {
-        auto const begin = std::chrono::steady_clock::now();
-        for (int i = 0; i < launches; ++i)
-            launchOnce();
+        launchOnce();
+    if (includeSync)
         orFail(stream.synchronize(), "launch loop");
-        std::chrono::duration<double, std::micro> const spent =
-            std::chrono::steady_clock::now() - begin;
-        perLaunch.push_back(spent.count() / launches);
-    }
-    return median(perLaunch);
+    std::chrono::duration<double, std::micro> const spent =
+        std::chrono::steady_clock::now() - begin;
+    if (!includeSync)
+        orFail(stream.synchronize(), "launch loop");
+    return spent.count() / launches;
 }
 
 /// Fast reproducible words (splitmix64): 512 MB of them in well under a second.
@@ -239,65 +249,78 @@ int main(int argc, char** argv) {
                "saxpy kernel");
     auto x = orFail(DeviceMemory<float>::allocate(device, 256), "x");
     auto y = orFail(DeviceMemory<float>::allocate(device, 256), "y");
-    int const launches = 20000;
-    int const launchReps = 9;
     CUfunction const emptyFunction = static_cast<CUfunction>(empty.kernel().backend().native());
     CUfunction const saxpyFunction = static_cast<CUfunction>(saxpy.kernel().backend().native());
 
     // Kiln makes the device's primary context current around each call when the thread has
-    // another (or none) current: measured first. Then, as a raw driver user must, the primary
-    // context is made current for the thread, and raw and Kiln launches are compared.
-    double const kilnEmptyNoContext = hostMicrosecondsPerLaunch(
-        stream, launches, launchReps, [&] { stream.launch(empty, {1}, {32}, 0); });
+    // another (or none) current (push and pop); a raw driver user must make it current once.
+    // The raw loops and all but one Kiln variant run with it current; one Kiln variant runs
+    // without, to show what the push and pop cost.
     CUdevice cuDevice = 0;
     CUcontext primary = nullptr;
     orFail(driver->check(api.cuDeviceGet(&cuDevice, 0), "cuDeviceGet"), "device");
     orFail(
         driver->check(api.cuDevicePrimaryCtxRetain(&primary, cuDevice), "cuDevicePrimaryCtxRetain"),
         "context");
-    orFail(driver->check(api.cuCtxPushCurrent(primary), "cuCtxPushCurrent"), "context");
-
-    double const rawEmpty = hostMicrosecondsPerLaunch(stream, launches, launchReps, [&] {
-        if (api.cuLaunchKernel(emptyFunction, 1, 1, 1, 32, 1, 1, 0, rawStream, nullptr, nullptr) !=
-            CUDA_SUCCESS) {
-            fail("raw cuLaunchKernel of kiln_empty failed");
-        }
-    });
-    double const kilnEmpty = hostMicrosecondsPerLaunch(stream, launches, launchReps,
-                                                       [&] { stream.launch(empty, {1}, {32}, 0); });
     std::uint64_t xAddress = x.pointer().address();
     std::uint64_t yAddress = y.pointer().address();
     float alpha = 2.0f;
     std::uint32_t n = 0; // no work: the launch is what is measured
     void* rawArguments[] = {&xAddress, &yAddress, &alpha, &n};
-    double const rawSaxpy = hostMicrosecondsPerLaunch(stream, launches, launchReps, [&] {
-        if (api.cuLaunchKernel(saxpyFunction, 1, 1, 1, 32, 1, 1, 0, rawStream, rawArguments,
-                               nullptr) != CUDA_SUCCESS) {
-            fail("raw cuLaunchKernel of kiln_saxpy failed");
-        }
-    });
-    double const kilnSaxpy = hostMicrosecondsPerLaunch(
-        stream, launches, launchReps, [&] { stream.launch(saxpy, {1}, {32}, 0, x, y, alpha, n); });
     KernelArguments runtimeArguments;
     runtimeArguments.add(DevicePointer<float const>(x)).add(y).add(alpha).add(n);
-    double const kilnSaxpyRunTime = hostMicrosecondsPerLaunch(stream, launches, launchReps, [&] {
-        stream.launch(saxpy.kernel(), {{1}, {32}, 0}, runtimeArguments);
-    });
+    auto rawLaunch = [&](CUfunction function, void** arguments) {
+        if (api.cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, rawStream, arguments, nullptr) !=
+            CUDA_SUCCESS) {
+            fail("raw cuLaunchKernel failed");
+        }
+    };
+    std::vector<LaunchVariant> variants;
+    variants.push_back({"empty, raw cuLaunchKernel", [&] { rawLaunch(emptyFunction, nullptr); }});
+    variants.push_back({"empty, Kiln TypedKernel<>", [&] { stream.launch(empty, {1}, {32}, 0); }});
+    variants.push_back(
+        {"empty, Kiln, no current context", [&] { stream.launch(empty, {1}, {32}, 0); }, true});
+    variants.push_back(
+        {"saxpy (4 args), raw cuLaunchKernel", [&] { rawLaunch(saxpyFunction, rawArguments); }});
+    variants.push_back(
+        {"saxpy, Kiln TypedKernel", [&] { stream.launch(saxpy, {1}, {32}, 0, x, y, alpha, n); }});
+    variants.push_back({"saxpy, Kiln KernelArguments", [&] {
+                            stream.launch(saxpy.kernel(), {{1}, {32}, 0}, runtimeArguments);
+                        }});
+
+    int const enqueueLaunches = 1000; // few enough that the driver's queue does not fill
+    int const throughputLaunches = 10000;
+    int const rounds = 15;
+    for (int round = -1; round < rounds; ++round) { // round -1 warms up
+        for (LaunchVariant& variant : variants) {
+            if (!variant.withoutContext) {
+                orFail(driver->check(api.cuCtxPushCurrent(primary), "cuCtxPushCurrent"), "push");
+            }
+            double const enqueue = timeLaunches(stream, enqueueLaunches, false, variant.launch);
+            double const throughput =
+                timeLaunches(stream, throughputLaunches, true, variant.launch);
+            if (!variant.withoutContext) {
+                CUcontext popped = nullptr;
+                orFail(driver->check(api.cuCtxPopCurrent(&popped), "cuCtxPopCurrent"), "pop");
+            }
+            if (round >= 0) {
+                variant.enqueueUs.push_back(enqueue);
+                variant.throughputUs.push_back(throughput);
+            }
+        }
+    }
     orFail(stream.status(), "launches");
-    CUcontext popped = nullptr;
-    api.cuCtxPopCurrent(&popped);
     api.cuDevicePrimaryCtxRelease(cuDevice);
-    report["launch"] = {{"launches_per_rep", launches},
-                        {"reps", launchReps},
-                        {"empty_raw_us", rawEmpty},
-                        {"empty_kiln_typed_us", kilnEmpty},
-                        {"empty_ratio", kilnEmpty / rawEmpty},
-                        {"empty_kiln_typed_no_current_context_us", kilnEmptyNoContext},
-                        {"saxpy_raw_us", rawSaxpy},
-                        {"saxpy_kiln_typed_us", kilnSaxpy},
-                        {"saxpy_ratio", kilnSaxpy / rawSaxpy},
-                        {"saxpy_kiln_runtime_args_us", kilnSaxpyRunTime},
-                        {"saxpy_runtime_args_ratio", kilnSaxpyRunTime / rawSaxpy}};
+    json launchReport = {{"enqueue_launches", enqueueLaunches},
+                         {"throughput_launches", throughputLaunches},
+                         {"rounds", rounds},
+                         {"variants", json::array()}};
+    for (LaunchVariant const& variant : variants) {
+        launchReport["variants"].push_back({{"name", variant.name},
+                                            {"enqueue_us", median(variant.enqueueUs)},
+                                            {"throughput_us", median(variant.throughputUs)}});
+    }
+    report["launch"] = launchReport;
 
     if (!jsonPath.empty()) {
         std::ofstream out(jsonPath);
@@ -310,26 +333,25 @@ int main(int argc, char** argv) {
                 platform->version().c_str());
     std::printf("copy of %zu MB (bytes read + written), median of %d after %d warm-up:\n",
                 megabytes, reps, warmup);
-    std::printf("  %-34s %9.3f ms %8.1f GB/s  1.000 (baseline)\n", "cuMemcpyDtoDAsync",
+    std::printf("  %-40s %9.3f ms %8.1f GB/s  1.000 (baseline)\n", "cuMemcpyDtoDAsync",
                 baseline.medianMs, baselineGBps);
     for (json const& k : kernels) {
         std::string const label = "kiln_copy PTX, " + k["config"].get<std::string>() + " (" +
                                   std::to_string(k["grid"].get<std::uint32_t>()) + ")";
-        std::printf("  %-34s %9.3f ms %8.1f GB/s  %.3f\n", label.c_str(),
+        std::printf("  %-40s %9.3f ms %8.1f GB/s  %.3f\n", label.c_str(),
                     k["median_ms"].get<double>(), k["gbps"].get<double>(),
                     k["ratio_to_memcpy"].get<double>());
     }
-    std::printf("launch overhead, host us per launch (%d launches, median of %d):\n", launches,
-                launchReps);
-    std::printf("  %-34s %7.3f us\n", "empty, raw cuLaunchKernel", rawEmpty);
-    std::printf("  %-34s %7.3f us  x%.3f\n", "empty, Kiln TypedKernel<>", kilnEmpty,
-                kilnEmpty / rawEmpty);
-    std::printf("  %-34s %7.3f us  x%.3f\n", "empty, Kiln, no current context", kilnEmptyNoContext,
-                kilnEmptyNoContext / rawEmpty);
-    std::printf("  %-34s %7.3f us\n", "saxpy (4 args), raw cuLaunchKernel", rawSaxpy);
-    std::printf("  %-34s %7.3f us  x%.3f\n", "saxpy, Kiln TypedKernel", kilnSaxpy,
-                kilnSaxpy / rawSaxpy);
-    std::printf("  %-34s %7.3f us  x%.3f\n", "saxpy, Kiln KernelArguments", kilnSaxpyRunTime,
-                kilnSaxpyRunTime / rawSaxpy);
+    std::printf("launch overhead, host us per launch (median of %d interleaved rounds):\n", rounds);
+    std::printf("  %-36s %9s %7s %11s %7s\n", "", "enqueue", "ratio", "+ sync", "ratio");
+    for (std::size_t i = 0; i < variants.size(); ++i) {
+        LaunchVariant const& v = variants[i];
+        LaunchVariant const& raw = variants[i < 3 ? 0 : 3];
+        double const enqueue = median(v.enqueueUs);
+        double const throughput = median(v.throughputUs);
+        std::printf("  %-36s %7.3f us %7.3f %9.3f us %7.3f\n", v.name.c_str(), enqueue,
+                    enqueue / median(raw.enqueueUs), throughput,
+                    throughput / median(raw.throughputUs));
+    }
     return 0;
 }

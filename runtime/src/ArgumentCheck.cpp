@@ -43,6 +43,12 @@ std::string count(std::size_t n, char const* noun) {
     return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
 }
 
+/// The offset of `argument` placed after `end` bytes (aligned to its alignment).
+std::size_t placeAfter(std::size_t end, ArgumentDescriptor const& argument) {
+    std::size_t const alignment = argument.alignment == 0 ? 1 : argument.alignment;
+    return (end + alignment - 1) / alignment * alignment;
+}
+
 } // namespace
 
 std::string ArgumentDescriptor::cppType() const {
@@ -56,10 +62,8 @@ std::vector<std::size_t> argumentOffsets(std::span<ArgumentDescriptor const> arg
     offsets.reserve(arguments.size());
     std::size_t end = 0;
     for (ArgumentDescriptor const& argument : arguments) {
-        std::size_t const alignment = argument.alignment == 0 ? 1 : argument.alignment;
-        std::size_t const offset = (end + alignment - 1) / alignment * alignment;
-        offsets.push_back(offset);
-        end = offset + argument.size;
+        offsets.push_back(placeAfter(end, argument));
+        end = offsets.back() + argument.size;
     }
     return offsets;
 }
@@ -71,20 +75,22 @@ Status checkArguments(std::string_view kernelName, KernelManifest const& manifes
                         "the manifest has " + count(manifest.parameters.size(), "parameter") +
                             " but the launch passes " + count(arguments.size(), "argument"));
     }
-    std::vector<std::size_t> const offsets = argumentOffsets(arguments);
+    std::size_t end = 0; // where the launch's previous argument ends
     for (std::size_t i = 0; i < arguments.size(); ++i) {
         KernelParameter const& parameter = manifest.parameters[i];
         ArgumentDescriptor const& argument = arguments[i];
+        std::size_t const offset = placeAfter(end, argument);
+        end = offset + argument.size;
         if (parameter.kind != argument.kind || parameter.type != argument.type ||
             parameter.size != argument.size) {
             return mismatch(kernelName, label(i, parameter) + " is " + expects(parameter) +
                                             " but the launch passes " + passes(argument));
         }
-        if (parameter.offset != offsets[i]) {
+        if (parameter.offset != offset) {
             return mismatch(kernelName, label(i, parameter) + " is at offset " +
                                             std::to_string(parameter.offset) +
                                             " in the manifest but the launch puts it at " +
-                                            std::to_string(offsets[i]));
+                                            std::to_string(offset));
         }
     }
     return {};
@@ -97,14 +103,16 @@ Status checkArguments(std::string_view kernelName, std::span<ParameterLayout con
                                         " but the launch passes " +
                                         count(arguments.size(), "argument"));
     }
-    std::vector<std::size_t> const offsets = argumentOffsets(arguments);
+    std::size_t end = 0;
     for (std::size_t i = 0; i < arguments.size(); ++i) {
-        if (layout[i].size != arguments[i].size || layout[i].offset != offsets[i]) {
+        std::size_t const offset = placeAfter(end, arguments[i]);
+        end = offset + arguments[i].size;
+        if (layout[i].size != arguments[i].size || layout[i].offset != offset) {
             return mismatch(kernelName,
                             "parameter " + std::to_string(i) + " is " + bytes(layout[i].size) +
                                 " at offset " + std::to_string(layout[i].offset) +
                                 " in the loaded code but the launch passes " +
-                                passes(arguments[i]) + " at offset " + std::to_string(offsets[i]));
+                                passes(arguments[i]) + " at offset " + std::to_string(offset));
         }
     }
     return {};

@@ -25,8 +25,7 @@ Stream& Stream::launch(Kernel const& kernel, LaunchConfig const& config,
         status_ = checked;
         return *this;
     }
-    std::vector<void*> pointers = arguments.pointers();
-    return launchChecked(kernel, config, pointers.data());
+    return launchChecked(kernel, config, arguments.pointers());
 }
 
 Stream& Stream::launchChecked(Kernel const& kernel, LaunchConfig const& config, void** arguments) {

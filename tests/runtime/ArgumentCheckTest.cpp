@@ -123,8 +123,10 @@ TEST(ArgumentCheck, RunTimeArgumentsCarryTheirDescriptorsAndBytes) {
     KernelArguments arguments;
     arguments.add(In(0x1000)).add(Out(0x2000)).add(2.5f).add(std::uint32_t{7});
     EXPECT_TRUE(checkArguments("kiln_saxpy", saxpyManifest(), arguments.descriptors()).ok());
-    std::vector<void*> const pointers = arguments.pointers();
-    ASSERT_EQ(pointers.size(), 4u);
+    ASSERT_EQ(arguments.size(), 4u);
+    KernelArguments const copied = arguments; // a copy points at its own bytes
+    void** const pointers = copied.pointers();
+    EXPECT_NE(pointers[0], arguments.pointers()[0]);
     EXPECT_EQ(*static_cast<std::uint64_t*>(pointers[1]), 0x2000u);
     EXPECT_EQ(*static_cast<float*>(pointers[2]), 2.5f);
     EXPECT_EQ(*static_cast<std::uint32_t*>(pointers[3]), 7u);

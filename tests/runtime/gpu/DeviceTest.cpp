@@ -2,8 +2,10 @@
 #include "gpu/GpuFixture.h"
 #include "kiln/runtime/ArchOverlay.h"
 #include "kiln/runtime/Event.h"
+#include "kiln/runtime/cuda/CudaDriver.h"
 
 #include <cstring>
+#include <thread>
 
 namespace kiln::runtime::test {
 namespace {
@@ -99,6 +101,43 @@ TEST_F(DeviceTest, EventsTimeDeviceWork) {
     EXPECT_LT(terabytesPerSecond, 20.0); // a copy faster than any HBM means a broken timer
     std::printf("[ gpu      ] 256 MB copy: %.3f ms, %.2f TB/s read + written\n", milliseconds,
                 terabytesPerSecond);
+}
+
+TEST_F(DeviceTest, AStreamWaitsForAnEventOfAnother) {
+    std::size_t const count = std::size_t{16} << 20;
+    std::vector<std::uint32_t> const words = randomWords(count, 7);
+    KILN_ASSERT_OK_AND_ASSIGN(auto a, DeviceMemory<std::uint32_t>::allocate(device(), count));
+    KILN_ASSERT_OK_AND_ASSIGN(auto b, DeviceMemory<std::uint32_t>::allocate(device(), count));
+    KILN_ASSERT_OK_AND_ASSIGN(Event uploaded, Event::create(device()));
+    Stream first = newStream();
+    Stream second = newStream();
+    std::vector<std::uint32_t> back(count, 0);
+    first.copy(a, words).record(uploaded);
+    second.waitFor(uploaded).copy(b, a).copy(back, b);
+    ASSERT_TRUE(second.synchronize().ok()) << second.status().message();
+    ASSERT_TRUE(first.synchronize().ok()) << first.status().message();
+    EXPECT_EQ(back, words);
+}
+
+TEST_F(DeviceTest, CallsLeaveTheThreadsCurrentContextAsTheyFoundIt) {
+    Expected<std::shared_ptr<cuda::CudaDriver>> driver = cuda::CudaDriver::load();
+    ASSERT_TRUE(driver.ok()) << driver.error().message();
+    cuda::CudaFunctions const& api = (*driver)->api();
+    // A new thread has no current context; Kiln pushes the device's around each call and pops
+    // it again, so other code on the thread (another framework) sees what it had.
+    std::thread([&] {
+        CUcontext before = reinterpret_cast<CUcontext>(1);
+        ASSERT_EQ(api.cuCtxGetCurrent(&before), CUDA_SUCCESS);
+        ASSERT_EQ(before, nullptr);
+        Expected<DeviceMemory<float>> memory = DeviceMemory<float>::allocate(device(), 1024);
+        ASSERT_TRUE(memory.ok()) << memory.error().message();
+        std::vector<float> const values = randomFloats(1024, 9);
+        ASSERT_TRUE(memory->write(values).ok());
+        EXPECT_EQ(*memory->read(), values);
+        CUcontext after = reinterpret_cast<CUcontext>(1);
+        ASSERT_EQ(api.cuCtxGetCurrent(&after), CUDA_SUCCESS);
+        EXPECT_EQ(after, nullptr);
+    }).join();
 }
 
 TEST_F(DeviceTest, AnotherOrdinalIsNoDevice) {

@@ -18,6 +18,19 @@ namespace kiln::runtime {
 /// An ordered list of kernel arguments with their descriptors.
 class KernelArguments {
 public:
+    KernelArguments() = default;
+    KernelArguments(KernelArguments const& other)
+        : slots_(other.slots_)
+        , descriptors_(other.descriptors_) {
+        repoint();
+    }
+    KernelArguments& operator=(KernelArguments const& other) {
+        slots_ = other.slots_;
+        descriptors_ = other.descriptors_;
+        repoint();
+        return *this;
+    }
+
     /// Appends a value or DevicePointer argument.
     template <class T>
     KernelArguments& add(T const& value) {
@@ -26,6 +39,7 @@ public:
         std::memcpy(&slot, &value, sizeof(T));
         slots_.push_back(slot);
         descriptors_.push_back(KernelArgument<T>::descriptor());
+        repoint();
         return *this;
     }
     /// Appends the address of a buffer.
@@ -38,19 +52,20 @@ public:
     std::span<ArgumentDescriptor const> descriptors() const { return descriptors_; }
     /// One pointer per argument to its bytes, as a launch takes them; valid while this lives
     /// unchanged.
-    std::vector<void*> pointers() const {
-        std::vector<void*> result;
-        result.reserve(slots_.size());
-        for (std::uint64_t const& slot : slots_)
-            result.push_back(const_cast<std::uint64_t*>(&slot)); // the driver only reads them
-        return result;
-    }
+    void** pointers() const { return const_cast<void**>(pointers_.data()); }
     /// Number of arguments.
     std::size_t size() const { return slots_.size(); }
 
 private:
     std::vector<std::uint64_t> slots_; // little-endian: a narrower value sits at the slot's start
     std::vector<ArgumentDescriptor> descriptors_;
+    std::vector<void*> pointers_; // into slots_, rebuilt when slots_ changes
+
+    void repoint() {
+        pointers_.clear();
+        for (std::uint64_t& slot : slots_)
+            pointers_.push_back(&slot);
+    }
 };
 
 } // namespace kiln::runtime

@@ -62,7 +62,12 @@ bool guardsHold(Rule const& rule, KernelGraph const& graph, Match const& match,
                 RuleContext const& base, std::string* reason, std::string* guardText) {
     RuleContext const c = contextFor(graph, match, base);
     auto check = [&](RuleExpression const& e, std::string const& what) {
-        GuardValue const g = evaluateGuard(e, c);
+        GuardValue g;
+        try {
+            g = evaluateGuard(e, c);
+        } catch (UserError const& error) {
+            throw UserError(fmt::format("rule '{}': {}", rule.name, error.message()), rule.at);
+        }
         if (guardText)
             *guardText = g.value;
         if (g.holds && g.decided)

@@ -6,6 +6,7 @@
 #include "kiln/graph/Interpreter.h"
 #include "kiln/graph/Reference.h"
 #include "kiln/graph/Translate.h"
+#include "kiln/rules/ArchFacts.h"
 #include "kiln/rules/RuleJson.h"
 #include "kiln/rules/RuleTests.h"
 
@@ -202,4 +203,25 @@ TEST(Engine, GuardsThatCannotBeDecidedBeforeLaunchDoNotFire) {
     std::map<std::string, std::int64_t> none;
     EXPECT_EQ(whyNot(set.rules[0], graph, "v", 4, RuleContext{.parameters = &none}),
               "the guard 'v.size % 64 == 0' cannot be decided before launch (N % 64 == 0)");
+}
+
+TEST(Engine, GuardsReadFactsAndCapabilitiesOfTheTarget) {
+    RuleSet const set = ruleSet(R"json({ "ruleset": "staged", "version": 1, "strategy": "once",
+      "params": { "MT": 128 },
+      "rules": [ { "name": "fits-in-shared", "match": { "nodes": { "v": { "dim": "Linear" } } },
+                   "where": "$MT * $MT * 4 <= arch.shared_bytes && arch.HasWGMMA == 1",
+                   "rewrite": { "add": { "nodes": { "s": { "dim": "Shared", "size": "$MT * $MT", "dtype": "like v" } } } } } ] })json");
+    KernelGraph hopper = translate(axpy()), ampere = hopper;
+    EXPECT_EQ(apply(set, hopper, {.arch = archFacts("sm_90a")}).applications,
+              1); // 64 KiB <= 227 KiB, has wgmma
+    EXPECT_EQ(apply(set, ampere, {.arch = archFacts("sm_80")}).applications,
+              0); // no wgmma on sm_80
+    EXPECT_EQ(errorOf([&] { apply(set, ampere, {}); }),
+              "inline.rules.json:3:18: error: rule 'fits-in-shared': arch.shared_bytes is not "
+              "known (no target "
+              "given) [at /rules/0]");
+    EXPECT_EQ(errorOf([] { archFacts("sm_91"); }),
+              "error: target 'sm_91' is unknown; did you mean 'sm_90'? known targets: gfx1100, "
+              "gfx90a, gfx942, "
+              "sm_80, sm_89, sm_90, sm_90a");
 }

@@ -11,6 +11,7 @@
 #include "kiln/graph/GraphJson.h"
 #include "kiln/graph/GraphText.h"
 #include "kiln/graph/Translate.h"
+#include "kiln/rules/ArchFacts.h"
 #include "kiln/rules/Pipeline.h"
 #include "kiln/rules/SemanticCheck.h"
 #include "kiln/rules/Trace.h"
@@ -33,7 +34,7 @@ void writeFile(std::string const& path, std::string const& text) {
 
 void addLower(CLI::App& app) {
     struct Options {
-        std::string command, pipeline, output, trace, dotEach;
+        std::string command, pipeline, output, trace, dotEach, target;
         std::vector<std::string> params, sizes;
         bool check = false, stats = false, quiet = false;
     };
@@ -43,6 +44,8 @@ void addLower(CLI::App& app) {
     sub->add_option("command", o->command, "Command file (JSON)")->required();
     sub->add_option("--pipeline", o->pipeline, "Pipeline file (JSON)")->required();
     sub->add_option("--params", o->params, "Schedule parameters, NAME=INT[,NAME=INT...]");
+    sub->add_option("--target", o->target,
+                    "Target whose facts rules read as arch.NAME (e.g. sm_90a)");
     sub->add_option("--size", o->sizes,
                     "Problem size or scalar for --check, NAME=VALUE (repeatable)");
     sub->add_flag("--check", o->check, "Check the meaning after every rule application");
@@ -74,6 +77,8 @@ void addLower(CLI::App& app) {
             writeFile(fmt::format("{}/000-translated.dot", o->dotEach), toDot(graph));
         }
         rules::EngineOptions options{.parameters = parseParams(o->params)};
+        if (!o->target.empty())
+            options.arch = rules::archFacts(o->target);
         if (semantics || trace || !o->dotEach.empty())
             options.observe = [&](rules::Application const& a, KernelGraph const& after) {
                 if (trace)

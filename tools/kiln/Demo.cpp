@@ -1,12 +1,15 @@
-// kiln demo [DIR]: Kiln's main job until the tuner exists. For every Command in DIR it
-// translates, verifies, and checks the interpreter against the direct semantics, then prints
-// one table row per Command. Fails when any Command fails.
+// kiln demo [DIR] [--pipelines DIR]: Kiln's main job until the tuner exists. For every Command
+// in DIR it translates and verifies, checks the interpreter against the direct semantics, then
+// lowers the graph through every shipped pipeline that applies, checking the meaning after
+// every rule application, and prints one table row per Command. Fails when any Command fails.
 #include "Check.h"
 #include "Problem.h"
 #include "Subcommands.h"
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/graph/Verify.h"
+#include "kiln/rules/Pipeline.h"
+#include "kiln/rules/SemanticCheck.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -16,28 +19,70 @@
 
 namespace kiln::cli {
 
-void addDemo(CLI::App& app) {
-    auto directory = std::make_shared<std::string>("examples");
-    auto* sub = app.add_subcommand("demo", "Translate and check every Command in a folder");
-    sub->add_option("dir", *directory, "Folder of Command files (default: examples)");
-    sub->callback([directory] {
-        namespace fs = std::filesystem;
-        std::error_code ec;
-        if (!fs::is_directory(*directory, ec))
-            fail("'{}' is not a folder", *directory);
-        std::vector<fs::path> files;
-        for (auto const& entry : fs::directory_iterator(*directory))
-            if (entry.path().extension() == ".json")
-                files.push_back(entry.path());
-        std::sort(files.begin(), files.end());
-        if (files.empty())
-            fail("'{}' holds no Command files (*.json)", *directory);
+namespace {
 
-        fmt::print("{:<26} {:>5} {:>6} {:>6} {:>11}  {:<24} {:>10}  {}\n", "command", "ops", "dims",
-                   "edges", "translate", "problem", "max error", "result");
+namespace fs = std::filesystem;
+
+std::vector<fs::path> filesIn(std::string const& directory, std::string_view suffix) {
+    std::error_code ec;
+    if (!fs::is_directory(directory, ec))
+        fail("'{}' is not a folder", directory);
+    std::vector<fs::path> files;
+    for (auto const& entry : fs::directory_iterator(directory))
+        if (entry.path().filename().string().ends_with(suffix))
+            files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+// Lowers `graph` through each pipeline in turn, checking after every application; returns
+// "name: N" for each pipeline that applied a rule.
+std::string lowerThroughPipelines(Command const& command, KernelGraph graph,
+                                  std::vector<rules::Pipeline> const& pipelines,
+                                  std::map<std::string, double> const& problem, double& worst) {
+    rules::SemanticCheck const semantics(command, problem, 2);
+    std::string lowered;
+    for (auto const& pipeline : pipelines) {
+        rules::EngineOptions options;
+        options.observe = [&](rules::Application const& a, KernelGraph const& after) {
+            semantics.check(after, fmt::format("rule '{}' of '{}'", a.rule, a.ruleset));
+            worst = std::max(worst, semantics.lastError());
+        };
+        std::int64_t applications = 0;
+        for (auto const& step : rules::lower(pipeline, graph, options))
+            applications += step.applications;
+        if (applications)
+            lowered +=
+                fmt::format("{}{}: {}", lowered.empty() ? "" : ", ", pipeline.name, applications);
+    }
+    return lowered.empty() ? "no pipeline yet" : lowered;
+}
+
+} // namespace
+
+void addDemo(CLI::App& app) {
+    struct Options {
+        std::string examples = "examples", pipelines = "rules";
+    };
+    auto o = std::make_shared<Options>();
+    auto* sub = app.add_subcommand("demo", "Translate, lower and check every Command in a folder");
+    sub->add_option("dir", o->examples, "Folder of Command files (default: examples)");
+    sub->add_option("--pipelines", o->pipelines,
+                    "Folder of *.pipeline.json files (default: rules)");
+    sub->callback([o] {
+        auto const files = filesIn(o->examples, ".json");
+        if (files.empty())
+            fail("'{}' holds no Command files (*.json)", o->examples);
+        std::vector<rules::Pipeline> pipelines;
+        for (auto const& p : filesIn(o->pipelines, ".pipeline.json"))
+            pipelines.push_back(rules::loadPipeline(p.string()));
+
+        fmt::print("{:<24} {:>4} {:>5} {:>5} {:>10}  {:<22} {:>9}  {:<22} {}\n", "command", "ops",
+                   "dims", "edges", "translate", "problem", "max error", "lowered (applications)",
+                   "result");
         int failures = 0;
         for (auto const& file : files) {
-            std::string row = fmt::format("{:<26}", file.filename().string());
+            std::string row = fmt::format("{:<24}", file.filename().string());
             try {
                 Command const command = loadCommand(file.string());
                 auto const start = std::chrono::steady_clock::now();
@@ -51,12 +96,14 @@ void addDemo(CLI::App& app) {
                 for (auto const& s : command.sizes())
                     sizes += fmt::format("{}{}={}", sizes.empty() ? "" : " ", s,
                                          problem.count(s) ? problem.at(s) : 0);
-                CheckResult const result = checkAgainstReference(command, graph, problem, 1);
-                bool const ok = result.worst <= toleranceOf(command);
+                double worst = checkAgainstReference(command, graph, problem, 1).worst;
+                std::string const lowered =
+                    lowerThroughPipelines(command, graph, pipelines, problem, worst);
+                bool const ok = worst <= toleranceOf(command);
                 failures += ok ? 0 : 1;
-                row += fmt::format(" {:>5} {:>6} {:>6} {:>9.1f}us  {:<24} {:>10.2g}  {}",
+                row += fmt::format(" {:>4} {:>5} {:>5} {:>8.1f}us  {:<22} {:>9.2g}  {:<22} {}",
                                    graph.control.nodes().size(), graph.coordinates.nodes().size(),
-                                   graph.coordinates.edges().size(), micros, sizes, result.worst,
+                                   graph.coordinates.edges().size(), micros, sizes, worst, lowered,
                                    ok ? "ok" : "MISMATCH");
             } catch (UserError const& e) {
                 ++failures;
@@ -64,10 +111,12 @@ void addDemo(CLI::App& app) {
             }
             fmt::print("{}\n", row);
         }
-        fmt::print("\n{} of {} commands translated and agree with their direct semantics.\n",
+        fmt::print("\n{} of {} commands translated, lowered where a pipeline applies, and agree "
+                   "with their "
+                   "direct semantics after every step.\n",
                    files.size() - static_cast<std::size_t>(failures), files.size());
-        fmt::print(
-            "(Lowering rule sets, code generation and tuning join this job as they land.)\n");
+        fmt::print("(GEMM and reduction pipelines, code generation and tuning join this job as "
+                   "they land.)\n");
         if (failures)
             fail("{} command{} failed", failures, failures == 1 ? "" : "s");
     });

@@ -1,11 +1,7 @@
-// DeviceDescription.cpp: launch dimensions and device summaries as text.
+// DeviceDescription.cpp: device summaries and derived figures.
 #include "kiln/runtime/DeviceDescription.h"
 
 namespace kiln::runtime {
-
-std::string Dim3::toString() const {
-    return "(" + std::to_string(x) + ", " + std::to_string(y) + ", " + std::to_string(z) + ")";
-}
 
 std::string DeviceDescription::summary() const {
     return "device " + std::to_string(ordinal) + " '" + name + "' (" + target + ")";

@@ -3,6 +3,7 @@
 #include "kiln/runtime/ArgumentCheck.h"
 
 #include "kiln/runtime/KernelArguments.h"
+#include "kiln/runtime/Stream.h"
 #include "kiln/runtime/TypedKernel.h"
 
 #include <gtest/gtest.h>
@@ -29,6 +30,31 @@ std::string check(KernelManifest const& manifest) {
 
 using In = DevicePointer<float const>;
 using Out = DevicePointer<float>;
+
+// What may be passed to a kernel is decided at compile time.
+static_assert(KernelArgumentType<float const>);
+static_assert(KernelArgumentType<std::uint64_t>);
+static_assert(!KernelArgumentType<float*>);
+static_assert(!KernelArgumentType<std::string>);
+static_assert(!KernelArgumentType<bool>);
+static_assert(!ArgumentFor<float, double>);      // narrowing
+static_assert(!ArgumentFor<std::uint32_t, int>); // narrowing
+static_assert(ArgumentFor<float, float&>);
+static_assert(ArgumentFor<double, float>);            // widening is fine
+static_assert(ArgumentFor<In, DeviceMemory<float>&>); // a buffer as a read-only pointer
+static_assert(ArgumentFor<Out, DeviceMemory<float>&>);
+static_assert(!ArgumentFor<Out, DeviceMemory<double>&>);
+static_assert(!ArgumentFor<Out, In>); // no writing through a read-only pointer
+static_assert(ArgumentFor<In, Out>);
+
+TEST(ArgumentCheck, DescriptorsSayWhatTheKernelSees) {
+    EXPECT_EQ(KernelArgument<Half>::descriptor(),
+              (ArgumentDescriptor{ParameterKind::Value, ScalarType::F16, 2, 2}));
+    EXPECT_EQ(KernelArgument<In>::descriptor(),
+              (ArgumentDescriptor{ParameterKind::Pointer, ScalarType::F32, 8, 8}));
+    EXPECT_EQ(KernelArgument<In>::descriptor().cppType(), "DevicePointer<float>");
+    EXPECT_EQ(KernelArgument<std::int16_t>::descriptor().cppType(), "int16_t");
+}
 
 TEST(ArgumentCheck, TheRightSignaturePasses) {
     EXPECT_EQ((check<In, Out, float, std::uint32_t>(saxpyManifest())), "ok");

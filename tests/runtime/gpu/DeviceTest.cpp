@@ -2,7 +2,9 @@
 #include "gpu/GpuFixture.h"
 #include "kiln/runtime/ArchOverlay.h"
 #include "kiln/runtime/Event.h"
+#if KILN_HAVE_CUDA
 #include "kiln/runtime/cuda/CudaDriver.h"
+#endif
 
 #include <cstring>
 #include <thread>
@@ -119,6 +121,7 @@ TEST_F(DeviceTest, AStreamWaitsForAnEventOfAnother) {
     EXPECT_EQ(back, words);
 }
 
+#if KILN_HAVE_CUDA
 TEST_F(DeviceTest, CallsLeaveTheThreadsCurrentContextAsTheyFoundIt) {
     Expected<std::shared_ptr<cuda::CudaDriver>> driver = cuda::CudaDriver::load();
     ASSERT_TRUE(driver.ok()) << driver.error().message();
@@ -139,6 +142,7 @@ TEST_F(DeviceTest, CallsLeaveTheThreadsCurrentContextAsTheyFoundIt) {
         EXPECT_EQ(after, nullptr);
     }).join();
 }
+#endif
 
 TEST_F(DeviceTest, AnotherOrdinalIsNoDevice) {
     Expected<std::shared_ptr<Platform>> platform = loadPlatform("cuda");

@@ -25,8 +25,6 @@
 
 namespace kiln::runtime {
 
-class ModuleBackend;
-
 /// A loaded kernel, launchable with runtime-checked arguments (TypedKernel adds C++ types).
 class Kernel {
 public:

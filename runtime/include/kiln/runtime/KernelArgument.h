@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -29,63 +30,42 @@ struct ArgumentDescriptor {
     bool operator==(ArgumentDescriptor const&) const = default;
 };
 
-/// Maps a C++ type to the scalar type a kernel sees; undefined for anything else.
+/// The scalar type a kernel sees for the C++ type T, or nothing when T is not a kernel scalar.
 template <class T>
-struct ScalarTypeOf;
-template <>
-struct ScalarTypeOf<std::int8_t> {
-    static constexpr ScalarType value = ScalarType::I8;
-};
-template <>
-struct ScalarTypeOf<std::int16_t> {
-    static constexpr ScalarType value = ScalarType::I16;
-};
-template <>
-struct ScalarTypeOf<std::int32_t> {
-    static constexpr ScalarType value = ScalarType::I32;
-};
-template <>
-struct ScalarTypeOf<std::int64_t> {
-    static constexpr ScalarType value = ScalarType::I64;
-};
-template <>
-struct ScalarTypeOf<std::uint8_t> {
-    static constexpr ScalarType value = ScalarType::U8;
-};
-template <>
-struct ScalarTypeOf<std::uint16_t> {
-    static constexpr ScalarType value = ScalarType::U16;
-};
-template <>
-struct ScalarTypeOf<std::uint32_t> {
-    static constexpr ScalarType value = ScalarType::U32;
-};
-template <>
-struct ScalarTypeOf<std::uint64_t> {
-    static constexpr ScalarType value = ScalarType::U64;
-};
-template <>
-struct ScalarTypeOf<Half> {
-    static constexpr ScalarType value = ScalarType::F16;
-};
-template <>
-struct ScalarTypeOf<BFloat16> {
-    static constexpr ScalarType value = ScalarType::BF16;
-};
-template <>
-struct ScalarTypeOf<float> {
-    static constexpr ScalarType value = ScalarType::F32;
-};
-template <>
-struct ScalarTypeOf<double> {
-    static constexpr ScalarType value = ScalarType::F64;
-};
+constexpr std::optional<ScalarType> scalarTypeOf() {
+    using U = std::remove_cv_t<T>;
+    if constexpr (std::is_same_v<U, std::int8_t>)
+        return ScalarType::I8;
+    else if constexpr (std::is_same_v<U, std::int16_t>)
+        return ScalarType::I16;
+    else if constexpr (std::is_same_v<U, std::int32_t>)
+        return ScalarType::I32;
+    else if constexpr (std::is_same_v<U, std::int64_t>)
+        return ScalarType::I64;
+    else if constexpr (std::is_same_v<U, std::uint8_t>)
+        return ScalarType::U8;
+    else if constexpr (std::is_same_v<U, std::uint16_t>)
+        return ScalarType::U16;
+    else if constexpr (std::is_same_v<U, std::uint32_t>)
+        return ScalarType::U32;
+    else if constexpr (std::is_same_v<U, std::uint64_t>)
+        return ScalarType::U64;
+    else if constexpr (std::is_same_v<U, Half>)
+        return ScalarType::F16;
+    else if constexpr (std::is_same_v<U, BFloat16>)
+        return ScalarType::BF16;
+    else if constexpr (std::is_same_v<U, float>)
+        return ScalarType::F32;
+    else if constexpr (std::is_same_v<U, double>)
+        return ScalarType::F64;
+    else
+        return std::nullopt;
+}
 
-/// Whether T can be passed to a kernel.
+/// Whether T can be passed to a kernel by value.
 template <class T>
-concept KernelArgumentType = requires {
-    ScalarTypeOf<std::remove_cv_t<T>>::value;
-};
+concept KernelArgumentType = scalarTypeOf<T>()
+.has_value();
 
 /// The descriptor of a value argument of type T.
 template <class T>
@@ -94,8 +74,7 @@ struct KernelArgument {
                   "not a kernel argument type: use a fixed-width integer, float, double, Half, "
                   "BFloat16 or DevicePointer<T>");
     static constexpr ArgumentDescriptor descriptor() {
-        return {ParameterKind::Value, ScalarTypeOf<std::remove_cv_t<T>>::value, sizeof(T),
-                alignof(T)};
+        return {ParameterKind::Value, *scalarTypeOf<T>(), sizeof(T), alignof(T)};
     }
 };
 
@@ -104,8 +83,8 @@ template <class T>
 struct KernelArgument<DevicePointer<T>> {
     static_assert(KernelArgumentType<T>, "DevicePointer<T> needs a scalar element type");
     static constexpr ArgumentDescriptor descriptor() {
-        return {ParameterKind::Pointer, ScalarTypeOf<std::remove_cv_t<T>>::value,
-                sizeof(std::uint64_t), alignof(std::uint64_t)};
+        return {ParameterKind::Pointer, *scalarTypeOf<T>(), sizeof(std::uint64_t),
+                alignof(std::uint64_t)};
     }
 };
 

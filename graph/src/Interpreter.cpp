@@ -246,20 +246,44 @@ private:
                     return true;
             return false;
         };
-        Distribution result;
-        for (Id e : coords.outgoing(d)) {
-            if (coords.edge(e).kind != CoordinateEdgeKind::Tile)
-                continue;
-            Distribution candidate;
-            for (Id h : coords.heads(e)) {
-                if (toHardware(h))
-                    candidate.distributed = true;
-                else
-                    candidate.locals.push_back(h);
+        // The Tile of `index` onto the grid, if it has one: hardware-bound heads and locals.
+        auto tiling = [&](Id index, Distribution& into) {
+            for (Id e : coords.outgoing(index)) {
+                if (coords.edge(e).kind != CoordinateEdgeKind::Tile)
+                    continue;
+                Distribution candidate;
+                for (Id h : coords.heads(e)) {
+                    if (toHardware(h))
+                        candidate.distributed = true;
+                    else
+                        candidate.locals.push_back(h);
+                }
+                if (candidate.distributed) {
+                    into.distributed = true;
+                    into.locals.insert(into.locals.end(), candidate.locals.begin(),
+                                       candidate.locals.end());
+                    return true;
+                }
             }
-            if (candidate.distributed) {
-                result = candidate;
-                break;
+            return false;
+        };
+        Distribution result;
+        // The value's own index tiled onto the grid (a Linear value) ...
+        if (!tiling(d, result)) {
+            // ... or the axes it is the Flatten of, some tiled onto the grid, the rest local.
+            for (Id e : coords.incoming(d)) {
+                if (coords.edge(e).kind != CoordinateEdgeKind::Flatten)
+                    continue;
+                Distribution candidate;
+                std::vector<Id> untiled;
+                for (Id axis : coords.tails(e))
+                    if (!tiling(axis, candidate))
+                        untiled.push_back(axis);
+                if (candidate.distributed) {
+                    candidate.locals.insert(candidate.locals.end(), untiled.begin(), untiled.end());
+                    result = candidate;
+                    break;
+                }
             }
         }
         return distributions_.emplace(d, std::move(result)).first->second;
@@ -442,34 +466,29 @@ private:
             }
     }
 
+    // Each row of the source is combined into one element of the dest, by that element's owner.
     void reduce(Id op, Operation const& operation) {
-        forEachInstance(graph_.mapping.get(op, role::dest), [&] { reduceTile(op, operation); });
-    }
-
-    void reduceTile(Id op, Operation const& operation) {
         Id const source = graph_.mapping.get(op, role::source),
                  dest = graph_.mapping.get(op, role::dest);
-        auto const s = shape(source);
-        auto const& in = storage(source);
-        auto& out = storage(dest);
-        std::int64_t const last = s.empty() ? 1 : s.back();
-        std::int64_t const rows = last == 0 ? 0 : static_cast<std::int64_t>(in.size()) / last;
-        if (rows > static_cast<std::int64_t>(out.size()))
-            fail("Reduce #{}: dest has {} elements for {} rows", op, out.size(), rows);
         DataType const type = graph_.coordinates.node(dest).dtype.value_or(DataType::F64);
-        for (std::int64_t r = 0; r < rows; ++r) {
+        forEachElement(op, dest, [&](std::int64_t row) {
+            auto const s = shape(source);
+            std::int64_t const last = s.empty() ? 1 : s.back();
+            auto const& in = storage(source);
+            if ((row + 1) * last > static_cast<std::int64_t>(in.size()))
+                fail("Reduce #{}: row {} is outside the source's {} elements", op, row, in.size());
             double acc = operation.combine == Combine::Sum ? 0.0
                          : operation.combine == Combine::Max
                              ? -std::numeric_limits<double>::infinity()
                              : std::numeric_limits<double>::infinity();
             for (std::int64_t c = 0; c < last; ++c) {
-                double const v = in[static_cast<std::size_t>(r * last + c)];
+                double const v = in[static_cast<std::size_t>(row * last + c)];
                 acc = operation.combine == Combine::Sum   ? acc + v
                       : operation.combine == Combine::Max ? std::max(acc, v)
                                                           : std::min(acc, v);
             }
-            out[static_cast<std::size_t>(r)] = roundTo(type, acc);
-        }
+            storage(dest)[static_cast<std::size_t>(row)] = roundTo(type, acc);
+        });
     }
 
     KernelGraph const& graph_;

@@ -6,9 +6,11 @@
 // and what makes every intermediate state of a lowering meaningful (a value tiled over the grid
 // while its neighbours are not yet still computes the same result). Which instances run follows
 // the dimension an operation produces or walks (its domain):
-//   - a data dimension tiled onto Workgroup/Workitem dimensions (Tile, then PassThrough) is
-//     distributed: each element is computed by the workgroup and workitem that own it, found by
-//     evaluating the tiling, so a tiling that misses elements leaves them uncomputed;
+//   - a data dimension tiled onto Workgroup/Workitem dimensions (its own index, or one of the
+//     axes it is the Flatten of, by a Tile whose heads PassThrough to them) is distributed: each
+//     element is computed by the workgroup and workitem that own it, found by evaluating the
+//     tiling from the grid and the other (local) indices, so a tiling that misses elements
+//     leaves them uncomputed;
 //   - MacroTile, WaveTile and Shared values exist once per workgroup, Register and ThreadTile
 //     values once per workitem, User and Linear values once.
 // Every address comes from the coordinate transforms (CoordinatePlan); elements whose

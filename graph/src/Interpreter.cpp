@@ -434,11 +434,9 @@ private:
         return result;
     }
 
+    // Each element (i, j) of the dest is the dot product of row i of op(lhs) and column j of
+    // op(rhs), computed by the element's owner.
     void multiply(Id op, Operation const& operation) {
-        forEachInstance(graph_.mapping.get(op, role::dest), [&] { multiplyTiles(op, operation); });
-    }
-
-    void multiplyTiles(Id op, Operation const& operation) {
         Id const lhs = graph_.mapping.get(op, role::lhs), rhs = graph_.mapping.get(op, role::rhs);
         Id const dest = graph_.mapping.get(op, role::dest);
         auto const a = shape(lhs), b = shape(rhs);
@@ -449,21 +447,19 @@ private:
         if (b[operation.transposeB ? 1 : 0] != k)
             fail("Multiply #{}: inner sizes {} and {} differ", op, k,
                  b[operation.transposeB ? 1 : 0]);
-        auto const& x = storage(lhs);
-        auto const& y = storage(rhs);
-        auto& out = storage(dest);
-        if (static_cast<std::int64_t>(out.size()) != m * n)
-            fail("Multiply #{}: dest has {} elements, not {} x {}", op, out.size(), m, n);
+        if (size(dest) != m * n)
+            fail("Multiply #{}: dest has {} elements, not {} x {}", op, size(dest), m, n);
         DataType const type = graph_.coordinates.node(dest).dtype.value_or(DataType::F32);
-        for (std::int64_t i = 0; i < m; ++i)
-            for (std::int64_t j = 0; j < n; ++j) {
-                double sum = 0;
-                for (std::int64_t p = 0; p < k; ++p)
-                    sum +=
-                        x[static_cast<std::size_t>(operation.transposeA ? p * m + i : i * k + p)] *
-                        y[static_cast<std::size_t>(operation.transposeB ? j * k + p : p * n + j)];
-                out[static_cast<std::size_t>(i * n + j)] = roundTo(type, sum);
-            }
+        forEachElement(op, dest, [&](std::int64_t e) {
+            std::int64_t const i = e / n, j = e % n;
+            auto const& x = storage(lhs);
+            auto const& y = storage(rhs);
+            double sum = 0;
+            for (std::int64_t p = 0; p < k; ++p)
+                sum += x[static_cast<std::size_t>(operation.transposeA ? p * m + i : i * k + p)] *
+                       y[static_cast<std::size_t>(operation.transposeB ? j * k + p : p * n + j)];
+            storage(dest)[static_cast<std::size_t>(e)] = roundTo(type, sum);
+        });
     }
 
     // Each row of the source is combined into one element of the dest, by that element's owner.

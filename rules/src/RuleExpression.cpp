@@ -10,7 +10,8 @@ namespace kiln::rules {
 
 namespace {
 
-constexpr std::string_view kAttributes[] = {"size", "stride", "axis", "index", "value", "count"};
+constexpr std::string_view kAttributes[] = {"size",  "stride", "axis",   "index",
+                                            "value", "count",  "transA", "transB"};
 
 class ScopeNames : public NameResolver {
 public:
@@ -115,6 +116,12 @@ ExprPtr resolve(Placeholder const& p, RuleContext const& c) {
     KILN_ASSERT(it != c.nodes->end(), "variable '{}' is not bound", p.variable);
     Id const id = it->second;
     KernelGraph const& g = *c.graph;
+    if (p.attribute == "transA" || p.attribute == "transB") {
+        if (!g.control.isNode(id))
+            fail("'{}.{}': '{}' is not an operation", p.variable, p.attribute, p.variable);
+        Operation const& op = g.control.node(id);
+        return literal((p.attribute == "transA" ? op.transposeA : op.transposeB) ? 1 : 0);
+    }
     if (!g.coordinates.isNode(id))
         fail("'{}.{}': '{}' is not a dimension", p.variable, p.attribute, p.variable);
     Dimension const& d = g.coordinates.node(id);

@@ -2,6 +2,7 @@
 // what stops it, what it says when it does not match, and that a failed rewrite changes nothing.
 #include "kiln/rules/Engine.h"
 
+#include "kiln/graph/CommandJson.h"
 #include "kiln/graph/GraphText.h"
 #include "kiln/graph/Interpreter.h"
 #include "kiln/graph/Reference.h"
@@ -9,6 +10,7 @@
 #include "kiln/rules/ArchFacts.h"
 #include "kiln/rules/RuleJson.h"
 #include "kiln/rules/RuleTests.h"
+#include "kiln/rules/SemanticCheck.h"
 
 #include <gtest/gtest.h>
 
@@ -224,4 +226,25 @@ TEST(Engine, GuardsReadFactsAndCapabilitiesOfTheTarget) {
               "error: target 'sm_91' is unknown; did you mean 'sm_90'? known targets: gfx1100, "
               "gfx90a, gfx942, "
               "sm_80, sm_89, sm_90, sm_90a");
+}
+
+TEST(Engine, TheSemanticCheckNamesAWrongGemmRule) {
+    RuleSet set = loadRuleSet(KILN_SOURCE_DIR "/rules/gemm-macro-tiles.rules.json");
+    // Break one rule: tile the K axis of a transposed B onto the grid instead of its N axis.
+    for (auto& rule : set.rules)
+        if (rule.name == "distribute-rhs-columns-transposed")
+            rule.rewrite.addEdges[0].tails.fixed = {"a1"};
+    Command const command = loadCommand(KILN_SOURCE_DIR "/examples/gemm.json");
+    KernelGraph graph = translate(command);
+    SemanticCheck const check(command,
+                              {{"M", 40}, {"N", 24}, {"K", 24}, {"alpha", 1.5}, {"beta", -0.5}}, 9);
+    EngineOptions options{.parameters = {{"MT_M", 16}, {"MT_N", 8}}};
+    options.observe = [&](Application const& a, KernelGraph const& after) {
+        check.check(after, fmt::format("rule '{}'", a.rule));
+    };
+    std::string const error = errorOf([&] { apply(set, graph, options); });
+    EXPECT_EQ(error.substr(0, error.find(" by ")),
+              "error: rule 'distribute-rhs-columns-transposed' changed the result: tensor 'D' "
+              "differs from the "
+              "Command's meaning");
 }

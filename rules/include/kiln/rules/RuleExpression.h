@@ -2,11 +2,11 @@
 //
 // Guards and new attributes are written in the graph's expression language, plus names that
 // only mean something inside a rule: `x.size`, `x.stride`, `x.axis`, `x.index`, `x.value`,
-// `x.count` of a bound variable x, `$NAME` for schedule parameters, and `arch.NAME` for facts of
-// the target. They are checked when the rule file is loaded (an unknown variable is an error
-// at its column) and kept as placeholders, which instantiate() replaces by the matched
-// graph's own expressions; so attributes stay symbolic (ceildiv(M, 64)), and a guard decides
-// only what it can decide before launch.
+// `x.count` of a bound variable x (`x.transA`, `x.transB`, 0 or 1, of a Multiply), `$NAME` for
+// schedule parameters, and `arch.NAME` for facts of the target. They are checked when the rule file
+// is loaded (an unknown variable is an error at its column) and kept as placeholders, which
+// instantiate() replaces by the matched graph's own expressions; so attributes stay symbolic
+// (ceildiv(M, 64)), and a guard decides only what it can decide before launch.
 #pragma once
 
 #include "kiln/graph/Expression.h"
@@ -26,7 +26,8 @@ struct Placeholder {
     enum class Kind : std::uint8_t { Attribute, Parameter, ArchFact };
     Kind kind;
     std::string variable;  ///< Attribute: the pattern variable
-    std::string attribute; ///< Attribute: size, stride, axis, index, value, count; else the name
+    std::string attribute; ///< Attribute: size, stride, axis, index, value, count, transA, transB;
+                           ///< else the name
 };
 
 /// A parsed rule expression: a tree whose Argument leaves named "@k" stand for placeholders[k].

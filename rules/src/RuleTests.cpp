@@ -1,10 +1,10 @@
 #include "kiln/rules/RuleTests.h"
 
 #include "kiln/graph/CommandJson.h"
+#include "kiln/graph/SemanticCheck.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/rules/Engine.h"
 #include "kiln/rules/RuleJson.h"
-#include "kiln/rules/SemanticCheck.h"
 
 #include <filesystem>
 #include <fmt/format.h>

@@ -1,12 +1,12 @@
 // docs/rules.md stays true: every rule set in it loads, and the walk-through's rule set lowers
 // axpy with the meaning kept.
 #include "kiln/graph/CommandJson.h"
+#include "kiln/graph/SemanticCheck.h"
 #include "kiln/graph/SourceJson.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/rules/Engine.h"
 #include "kiln/rules/RuleJson.h"
 #include "kiln/rules/RuleTests.h"
-#include "kiln/rules/SemanticCheck.h"
 
 #include <gtest/gtest.h>
 
@@ -36,7 +36,7 @@ TEST(Docs, TheRuleSetsOfTheGuideLoadAndKeepTheMeaning) {
 
     Command const command = loadCommand(KILN_SOURCE_DIR "/examples/axpy.json");
     KernelGraph graph = translate(command);
-    rules::SemanticCheck const check(command, command.defaults, 3);
+    SemanticCheck const check(command, command.defaults, 3);
     rules::EngineOptions options;
     options.observe = [&](rules::Application const& a, KernelGraph const& after) {
         check.check(after, a.rule);

@@ -6,11 +6,11 @@
 #include "kiln/graph/GraphText.h"
 #include "kiln/graph/Interpreter.h"
 #include "kiln/graph/Reference.h"
+#include "kiln/graph/SemanticCheck.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/rules/ArchFacts.h"
 #include "kiln/rules/RuleJson.h"
 #include "kiln/rules/RuleTests.h"
-#include "kiln/rules/SemanticCheck.h"
 
 #include <gtest/gtest.h>
 

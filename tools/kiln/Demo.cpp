@@ -2,14 +2,13 @@
 // in DIR it translates and verifies, checks the interpreter against the direct semantics, then
 // lowers the graph through every shipped pipeline that applies, checking the meaning after
 // every rule application, and prints one table row per Command. Fails when any Command fails.
-#include "Check.h"
 #include "Problem.h"
 #include "Subcommands.h"
 #include "kiln/graph/CommandJson.h"
+#include "kiln/graph/SemanticCheck.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/graph/Verify.h"
 #include "kiln/rules/Pipeline.h"
-#include "kiln/rules/SemanticCheck.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -37,10 +36,8 @@ std::vector<fs::path> filesIn(std::string const& directory, std::string_view suf
 
 // Lowers `graph` through each pipeline in turn, checking after every application; returns
 // "name: N" for each pipeline that applied a rule.
-std::string lowerThroughPipelines(Command const& command, KernelGraph graph,
-                                  std::vector<rules::Pipeline> const& pipelines,
-                                  std::map<std::string, double> const& problem, double& worst) {
-    rules::SemanticCheck const semantics(command, problem, 2);
+std::string lowerThroughPipelines(KernelGraph graph, std::vector<rules::Pipeline> const& pipelines,
+                                  SemanticCheck const& semantics, double& worst) {
     std::string lowered;
     for (auto const& pipeline : pipelines) {
         rules::EngineOptions options;
@@ -96,10 +93,11 @@ void addDemo(CLI::App& app) {
                 for (auto const& s : command.sizes())
                     sizes += fmt::format("{}{}={}", sizes.empty() ? "" : " ", s,
                                          problem.count(s) ? problem.at(s) : 0);
-                double worst = checkAgainstReference(command, graph, problem, 1).worst;
+                SemanticCheck const semantics(command, problem, 1);
+                double worst = semantics.measure(graph);
                 std::string const lowered =
-                    lowerThroughPipelines(command, graph, pipelines, problem, worst);
-                bool const ok = worst <= toleranceOf(command);
+                    lowerThroughPipelines(graph, pipelines, semantics, worst);
+                bool const ok = worst <= semantics.tolerance();
                 failures += ok ? 0 : 1;
                 row += fmt::format(" {:>4} {:>5} {:>5} {:>8.1f}us  {:<22} {:>9.2g}  {:<22} {}",
                                    graph.control.nodes().size(), graph.coordinates.nodes().size(),

@@ -1,11 +1,11 @@
 // kiln interp CMD.json [--check] [--size M=128 ...] [--seed N]: runs the Command's KernelGraph
 // in the reference interpreter on random inputs; with --check, also runs the direct semantics
 // and fails when they differ by more than the tolerance of the stored types.
-#include "Check.h"
 #include "Problem.h"
 #include "Subcommands.h"
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/Interpreter.h"
+#include "kiln/graph/SemanticCheck.h"
 #include "kiln/graph/Translate.h"
 
 #include <CLI/CLI.hpp>
@@ -45,14 +45,14 @@ void addInterp(CLI::App& app) {
                 }
             return;
         }
-        CheckResult const result = checkAgainstReference(command, graph, problem, options->seed);
-        double const tolerance = toleranceOf(command);
-        for (auto const& [tensor, error] : result.errorByTensor)
+        SemanticCheck const semantics(command, problem, options->seed);
+        double const worst = semantics.measure(graph);
+        for (auto const& [tensor, error] : semantics.errors())
             fmt::print("{}: max relative error {:.3g} (tolerance {:.0e})\n", tensor, error,
-                       tolerance);
-        if (!(result.worst <= tolerance))
-            fail("interpreter and direct semantics differ by {:.3g} (tolerance {:.0e})",
-                 result.worst, tolerance);
+                       semantics.tolerance());
+        if (!(worst <= semantics.tolerance()))
+            fail("interpreter and direct semantics differ by {:.3g} (tolerance {:.0e})", worst,
+                 semantics.tolerance());
     });
 }
 

@@ -10,10 +10,10 @@
 #include "kiln/graph/GraphDot.h"
 #include "kiln/graph/GraphJson.h"
 #include "kiln/graph/GraphText.h"
+#include "kiln/graph/SemanticCheck.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/rules/ArchFacts.h"
 #include "kiln/rules/Pipeline.h"
-#include "kiln/rules/SemanticCheck.h"
 #include "kiln/rules/Trace.h"
 
 #include <CLI/CLI.hpp>
@@ -61,7 +61,7 @@ void addLower(CLI::App& app) {
         rules::Pipeline const pipeline = rules::loadPipeline(o->pipeline);
         KernelGraph graph = translate(command);
 
-        std::optional<rules::SemanticCheck> semantics;
+        std::optional<SemanticCheck> semantics;
         if (o->check) {
             semantics.emplace(command, problemOf(command, o->sizes), 1);
             semantics->check(graph, "translate");

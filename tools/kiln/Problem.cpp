@@ -25,14 +25,4 @@ std::map<std::string, double> problemOf(Command const& command,
     return problem;
 }
 
-double toleranceOf(Command const& command) {
-    for (auto const& op : command.operations())
-        if (op.kind == CommandOpKind::StoreLinear || op.kind == CommandOpKind::StoreTiled) {
-            auto const type = command.findTensor(op.tensor)->dtype;
-            if (type == DataType::F16 || type == DataType::BF16)
-                return 1e-2;
-        }
-    return 1e-5;
-}
-
 } // namespace kiln::cli

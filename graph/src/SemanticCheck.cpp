@@ -1,12 +1,9 @@
-#include "kiln/rules/SemanticCheck.h"
+#include "kiln/graph/SemanticCheck.h"
 
 #include "kiln/graph/Interpreter.h"
 #include "kiln/graph/Reference.h"
 
-#include <algorithm>
-#include <fmt/format.h>
-
-namespace kiln::rules {
+namespace kiln {
 
 SemanticCheck::SemanticCheck(Command const& command, std::map<std::string, double> const& problem,
                              std::uint64_t seed)
@@ -22,24 +19,32 @@ SemanticCheck::SemanticCheck(Command const& command, std::map<std::string, doubl
         }
 }
 
-void SemanticCheck::check(KernelGraph const& graph, std::string const& what) const {
+double SemanticCheck::measure(KernelGraph const& graph) const {
     Bindings actual = inputs_;
     interpret(graph, actual);
+    errors_.clear();
     lastError_ = 0;
-    std::string worstTensor;
     for (auto const& op : command_.operations())
         if (op.kind == CommandOpKind::StoreLinear || op.kind == CommandOpKind::StoreTiled) {
             double const e =
                 maxRelativeError(actual.tensors.at(op.tensor), expected_.tensors.at(op.tensor));
-            if (!(e <= lastError_)) {
+            errors_[op.tensor] = e;
+            if (!(e <= lastError_))
                 lastError_ = e;
-                worstTensor = op.tensor;
-            }
         }
-    if (!(lastError_ <= tolerance_))
-        fail("{} changed the result: tensor '{}' differs from the Command's meaning by {:.3g} "
-             "(tolerance {:.0e})",
-             what, worstTensor, lastError_, tolerance_);
+    return lastError_;
 }
 
-} // namespace kiln::rules
+void SemanticCheck::check(KernelGraph const& graph, std::string const& what) const {
+    if (measure(graph) <= tolerance_)
+        return;
+    auto worst = errors_.begin();
+    for (auto it = errors_.begin(); it != errors_.end(); ++it)
+        if (!(it->second <= worst->second))
+            worst = it;
+    fail("{} changed the result: tensor '{}' differs from the Command's meaning by {:.3g} "
+         "(tolerance {:.0e})",
+         what, worst->first, worst->second, tolerance_);
+}
+
+} // namespace kiln

@@ -1,0 +1,46 @@
+// SemanticCheck.h: does a KernelGraph still mean what its Command says?
+//
+// The direct semantics of the Command give the expected outputs on random inputs once; each
+// measure() runs the reference interpreter on a graph (translated, or lowered any number of
+// steps) with the same inputs and compares every stored tensor. The rule engine checks after
+// every rule application and names the first that changes the result; `kiln interp --check`
+// and `kiln demo` check translated and lowered graphs.
+#pragma once
+
+#include "kiln/graph/Bindings.h"
+#include "kiln/graph/Command.h"
+#include "kiln/graph/KernelGraph.h"
+
+#include <map>
+#include <string>
+
+namespace kiln {
+
+class SemanticCheck {
+public:
+    SemanticCheck(Command const& command, std::map<std::string, double> const& problem,
+                  std::uint64_t seed);
+
+    /// Runs `graph` and returns the largest relative error over the stored tensors.
+    double measure(KernelGraph const& graph) const;
+
+    /// measure(), then a UserError naming `what` (e.g. a rule application) when the error is
+    /// over the tolerance.
+    void check(KernelGraph const& graph, std::string const& what) const;
+
+    /// The largest relative error of each stored tensor in the last measure().
+    std::map<std::string, double> const& errors() const { return errors_; }
+    /// The largest of errors().
+    double lastError() const { return lastError_; }
+    /// 1e-2 when the Command stores 16-bit floats, else 1e-5.
+    double tolerance() const { return tolerance_; }
+
+private:
+    Command const& command_;
+    Bindings inputs_, expected_;
+    double tolerance_ = 1e-5;
+    mutable std::map<std::string, double> errors_;
+    mutable double lastError_ = 0;
+};
+
+} // namespace kiln

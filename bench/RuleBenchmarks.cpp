@@ -1,6 +1,7 @@
 // Speed of the rule engine: the matcher on a large graph, and a whole pipeline with and
 // without its trace.
 #include "kiln/graph/Command.h"
+#include "kiln/graph/CommandJson.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/rules/Engine.h"
 #include "kiln/rules/Matcher.h"
@@ -98,3 +99,20 @@ BENCHMARK(BM_LowerElementwisePipeline)
     ->Arg(1)
     ->ArgName("traced")
     ->Unit(benchmark::kMicrosecond);
+
+// The GEMM pipeline as shipped (the macro-tile rule set), on the example with an epilogue.
+static void BM_LowerGemmPipeline(benchmark::State& state) {
+    rules::Pipeline const pipeline =
+        rules::loadPipeline(KILN_SOURCE_DIR "/rules/gemm.pipeline.json");
+    KernelGraph const translated = translate(loadCommand(KILN_SOURCE_DIR "/examples/gemm.json"));
+    std::int64_t applications = 0;
+    for (auto _ : state) {
+        KernelGraph graph = translated;
+        for (auto const& step : rules::lower(pipeline, graph, {}))
+            applications += step.applications;
+        benchmark::DoNotOptimize(graph);
+    }
+    state.counters["applications"] =
+        static_cast<double>(applications) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_LowerGemmPipeline)->Unit(benchmark::kMicrosecond);

@@ -7,12 +7,16 @@
 #include "kiln/arch-db/ArchDiff.h"
 #include "kiln/arch-db/ArchJson.h"
 #include "kiln/arch-db/ArchLibrary.h"
+#include "kiln/graph/Error.h"
+#include "kiln/runtime/ArchOverlay.h"
+#include "kiln/runtime/Platform.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -124,8 +128,25 @@ void list() {
     table.print();
 }
 
-void show(std::string const& target, bool json) {
-    Arch const& arch = ArchLibrary::get(target);
+// The database's target, or with --device N, the target of CUDA device N with the device's own
+// figures laid over it (the database's value shown beside each).
+Arch targetToShow(std::string const& target, std::optional<int> device) {
+    if (!device)
+        return ArchLibrary::get(target);
+    auto platform = runtime::loadPlatform("cuda");
+    if (!platform.ok())
+        fail("--device {}: {}", *device, platform.error().message());
+    auto handle = (*platform)->device(*device);
+    if (!handle.ok())
+        fail("--device {}: {}", *device, handle.error().message());
+    auto live = runtime::liveArch((*handle)->description(), target);
+    if (!live.ok())
+        fail("--device {}: {}", *device, live.error().message());
+    return *live;
+}
+
+void show(std::string const& target, std::optional<int> device, bool json) {
+    Arch const arch = targetToShow(target, device);
     if (json) {
         fmt::print("{}\n", arch::toJsonText(arch));
         return;
@@ -262,7 +283,12 @@ void addArch(CLI::App& app) {
     showCommand->add_option("target", *showTarget, "Target name, e.g. sm_90a or gfx942")
         ->required();
     showCommand->add_flag("--json", *showJson, "Print the target in the database's JSON format");
-    showCommand->callback([showTarget, showJson] { show(*showTarget, *showJson); });
+    auto showDevice = std::make_shared<std::optional<int>>();
+    showCommand->add_option(
+        "--device", *showDevice,
+        "Lay the facts of this CUDA device over the target's (database values beside)");
+    showCommand->callback(
+        [showTarget, showDevice, showJson] { show(*showTarget, *showDevice, *showJson); });
 
     auto diffNames = std::make_shared<std::vector<std::string>>();
     CLI::App* diffCommand = arch->add_subcommand("diff", "What differs between two targets");

@@ -39,7 +39,7 @@ Pipeline loadPipeline(std::string const& path) {
             for (auto const& param : step.rules->parameters)
                 known.insert(param.name);
         } else {
-            std::string const& n = s["native"].asNonEmptyString();
+            std::string const n = s["native"].asNonEmptyString();
             step.native = findNativeStep(n);
             if (!step.native) {
                 std::vector<std::string> names;

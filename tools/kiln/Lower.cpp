@@ -3,6 +3,7 @@
 // Translates a Command and lowers it through a pipeline of rule sets, printing the result.
 // --check runs the reference interpreter after every rule application and names the first one
 // that changes the result.
+#include "Output.h"
 #include "Params.h"
 #include "Problem.h"
 #include "Subcommands.h"
@@ -19,18 +20,8 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <fmt/core.h>
-#include <fstream>
 
 namespace kiln::cli {
-
-namespace {
-void writeFile(std::string const& path, std::string const& text) {
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    if (!out)
-        fail("cannot write '{}'", path);
-}
-} // namespace
 
 void addLower(CLI::App& app) {
     struct Options {

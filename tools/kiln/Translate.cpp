@@ -2,6 +2,7 @@
 // Command, printed as text, and optionally saved as JSON and Graphviz DOT.
 #include "kiln/graph/Translate.h"
 
+#include "Output.h"
 #include "Subcommands.h"
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/GraphDot.h"
@@ -11,18 +12,8 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
-#include <fstream>
 
 namespace kiln::cli {
-
-namespace {
-void writeFile(std::string const& path, std::string const& text) {
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    if (!out)
-        fail("cannot write '{}'", path);
-}
-} // namespace
 
 void addTranslate(CLI::App& app) {
     struct Options {

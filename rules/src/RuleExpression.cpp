@@ -37,9 +37,10 @@ public:
             fail("unknown variable '{}'{}", variable, suggestion(variable, scope_.variables, ""));
         if (std::find(std::begin(kAttributes), std::end(kAttributes), attribute) ==
             std::end(kAttributes))
-            fail("unknown attribute '{}' of '{}'; expected size, stride, axis, index, value or "
-                 "count",
-                 attribute, variable);
+            fail(
+                "unknown attribute '{}' of '{}'; expected size, stride, axis, index, value, count, "
+                "transA or transB",
+                attribute, variable);
         return add({Placeholder::Kind::Attribute, variable, attribute});
     }
 

@@ -63,6 +63,8 @@ public:
             addEdge(e, application);
         for (auto const& t : r.retargets)
             retargetUses(t);
+        if (r.wrap)
+            wrap(*r.wrap, application);
         remove(r, application);
         if (auto problems = verify(graph_); !problems.empty())
             fail("rule '{}' would leave the graph invalid, so it was not applied:\n{}", rule_.name,
@@ -190,6 +192,85 @@ private:
             auto& operation = graph_.control.node(op);
             operation.expression = retarget(operation.expression, from, to);
         }
+    }
+
+    // The control edges of `kind` into (incoming) or out of `op`.
+    std::vector<Id> controlEdges(Id op, ControlEdgeKind kind, bool incoming) const {
+        std::vector<Id> found;
+        for (Id e : incoming ? graph_.control.incoming(op) : graph_.control.outgoing(op))
+            if (graph_.control.edge(e).kind == kind)
+                found.push_back(e);
+        return found;
+    }
+
+    Id addControl(ControlEdgeKind kind, Id from, Id to, Application& application) {
+        for (Id e : graph_.control.outgoing(from))
+            if (graph_.control.edge(e).kind == kind && graph_.control.heads(e)[0] == to)
+                return e;
+        Id const id = graph_.addControlEdge(kind, from, to);
+        remember(id, application);
+        return id;
+    }
+
+    void removeControl(Id edge, Application& application) {
+        graph_.control.remove(edge);
+        application.removed.push_back(edge);
+    }
+
+    // Takes `op` out of the control graph, joining what came before it to what came after.
+    void detach(Id op, Application& application) {
+        std::vector<std::pair<ControlEdgeKind, Id>> before;
+        std::vector<Id> after;
+        for (auto kind : {ControlEdgeKind::Sequence, ControlEdgeKind::Body, ControlEdgeKind::Else})
+            for (Id e : controlEdges(op, kind, true)) {
+                before.emplace_back(kind, graph_.control.tails(e)[0]);
+                removeControl(e, application);
+            }
+        for (Id e : controlEdges(op, ControlEdgeKind::Sequence, false)) {
+            after.push_back(graph_.control.heads(e)[0]);
+            removeControl(e, application);
+        }
+        for (auto const& [kind, from] : before)
+            for (Id to : after)
+                addControl(kind, from, to, application);
+    }
+
+    void wrap(Wrap const& w, Application& application) {
+        Id const loop = var(w.loop);
+        // The loop takes the place of the last body operation that has one.
+        auto placed = [&](Id op) {
+            for (auto kind :
+                 {ControlEdgeKind::Sequence, ControlEdgeKind::Body, ControlEdgeKind::Else})
+                if (!controlEdges(op, kind, true).empty())
+                    return true;
+            return false;
+        };
+        std::optional<Id> anchorOp;
+        for (auto const& v : w.body)
+            if (placed(var(v)))
+                anchorOp = var(v);
+        if (!anchorOp)
+            fail("rule '{}' wraps operations none of which has a place in the control graph",
+                 rule_.name);
+        Id const anchor = *anchorOp;
+        for (auto const& v : w.body)
+            if (var(v) != anchor)
+                detach(var(v), application);
+        // The loop takes the anchor's place.
+        for (auto kind : {ControlEdgeKind::Sequence, ControlEdgeKind::Body, ControlEdgeKind::Else})
+            for (Id e : controlEdges(anchor, kind, true)) {
+                Id const from = graph_.control.tails(e)[0];
+                removeControl(e, application);
+                addControl(kind, from, loop, application);
+            }
+        for (Id e : controlEdges(anchor, ControlEdgeKind::Sequence, false)) {
+            Id const to = graph_.control.heads(e)[0];
+            removeControl(e, application);
+            addControl(ControlEdgeKind::Sequence, loop, to, application);
+        }
+        addControl(ControlEdgeKind::Body, loop, var(w.body.front()), application);
+        for (std::size_t k = 0; k + 1 < w.body.size(); ++k)
+            addControl(ControlEdgeKind::Sequence, var(w.body[k]), var(w.body[k + 1]), application);
     }
 
     void remove(Rewrite const& r, Application& application) {

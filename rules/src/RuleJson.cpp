@@ -281,7 +281,7 @@ NodeTemplate nodeTemplate(std::string const& variable, JsonValue const& spec,
 
 Rewrite rewrite(JsonValue const& v, PatternReader& pattern, Pattern const& match,
                 std::set<std::string> const& parameters) {
-    v.allowOnly({"add", "set", "retarget", "remove"});
+    v.allowOnly({"add", "set", "retarget", "wrap", "remove"});
     Rewrite r;
     std::set<std::string> bound = pattern.allVariables();
     std::set<std::string> const matchedNodes = pattern.nodeVariables();
@@ -343,6 +343,21 @@ Rewrite rewrite(JsonValue const& v, PatternReader& pattern, Pattern const& match
                     t[field].fail(fmt::format("unknown variable '{}'", t[field].asString()));
             r.retargets.push_back(std::move(rt));
         }
+    if (auto wrap = v.find("wrap")) {
+        wrap->allowOnly({"loop", "body"});
+        Wrap w{.loop = (*wrap)["loop"].asNonEmptyString(), .at = wrap->location()};
+        if (!bound.count(w.loop))
+            (*wrap)["loop"].fail(fmt::format("unknown variable '{}'", w.loop));
+        for (auto const& item : (*wrap)["body"].elements()) {
+            std::string const& op = item.asNonEmptyString();
+            if (!bound.count(op))
+                item.fail(fmt::format("unknown variable '{}'", op));
+            w.body.push_back(op);
+        }
+        if (w.body.empty())
+            (*wrap)["body"].fail("a loop body needs at least one operation");
+        r.wrap = std::move(w);
+    }
     if (auto remove = v.find("remove"))
         for (auto const& item : remove->elements()) {
             std::string const& variable = item.asNonEmptyString();

@@ -113,8 +113,9 @@ void addDemo(CLI::App& app) {
             "\n{} of {} commands translated, lowered where a pipeline applies, and agree with "
             "their direct semantics after every step.\n",
             files.size() - static_cast<std::size_t>(failures), files.size());
-        fmt::print("(The GEMM pipeline's K loop and staging rules, code generation and tuning join "
-                   "this job as they land.)\n");
+        fmt::print(
+            "(The GEMM pipeline's staging rules, code generation and tuning join this job as "
+            "they land.)\n");
         if (failures)
             fail("{} command{} failed", failures, failures == 1 ? "" : "s");
     });

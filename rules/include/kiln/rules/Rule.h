@@ -88,11 +88,21 @@ struct Retarget {
     SourceLocation at;
 };
 
+/// Moves operations into the body of a loop: each leaves its place in the control graph (its
+/// neighbours are joined), the loop takes the place of the last one that had a place, and they
+/// run in order as the loop's body.
+struct Wrap {
+    std::string loop;
+    std::vector<std::string> body;
+    SourceLocation at;
+};
+
 struct Rewrite {
     std::vector<NodeTemplate> addNodes;
     std::vector<EdgePattern> addEdges; ///< variadic lists allowed where bound by the match
     std::vector<AttributeUpdate> updates;
     std::vector<Retarget> retargets;
+    std::optional<Wrap> wrap;
     std::vector<std::string> remove;
     std::vector<SourceLocation> removeAt;
 };

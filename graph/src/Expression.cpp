@@ -30,6 +30,25 @@ bool isLogical(BinaryOp op) {
     return op == BinaryOp::LogicalAnd || op == BinaryOp::LogicalOr;
 }
 
+// The comparison operators on numbers of one type.
+template <class T>
+bool compare(BinaryOp op, T x, T y) {
+    switch (op) {
+    case BinaryOp::Equal:
+        return x == y;
+    case BinaryOp::NotEqual:
+        return x != y;
+    case BinaryOp::Less:
+        return x < y;
+    case BinaryOp::LessEqual:
+        return x <= y;
+    case BinaryOp::Greater:
+        return x > y;
+    default:
+        return x >= y; // GreaterEqual
+    }
+}
+
 // Usual arithmetic conversions between two non-weak types.
 DataType promote(DataType a, DataType b) {
     if (a == b)
@@ -361,6 +380,9 @@ Value apply(BinaryOp op, Value a, Value b) {
         return Value::boolean(r);
     }
     DataType const type = promote(a.type, b.type);
+    if (isComparison(op))
+        return Value::boolean(isFloat(type) ? compare(op, a.asDouble(), b.asDouble())
+                                            : compare(op, a.i, b.i));
     if (isFloat(type)) {
         double const x = a.asDouble(), y = b.asDouble();
         double r = 0;
@@ -389,18 +411,6 @@ Value apply(BinaryOp op, Value a, Value b) {
         case BinaryOp::Max:
             r = std::max(x, y);
             break;
-        case BinaryOp::Equal:
-            return Value::boolean(x == y);
-        case BinaryOp::NotEqual:
-            return Value::boolean(x != y);
-        case BinaryOp::Less:
-            return Value::boolean(x < y);
-        case BinaryOp::LessEqual:
-            return Value::boolean(x <= y);
-        case BinaryOp::Greater:
-            return Value::boolean(x > y);
-        case BinaryOp::GreaterEqual:
-            return Value::boolean(x >= y);
         default:
             fail("'{}' needs integer operands, not {}", name(op), kiln::name(type));
         }
@@ -463,20 +473,7 @@ Value apply(BinaryOp op, Value a, Value b) {
     case BinaryOp::BitwiseXor:
         r = ux ^ uy;
         break;
-    case BinaryOp::Equal:
-        return Value::boolean(x == y);
-    case BinaryOp::NotEqual:
-        return Value::boolean(x != y);
-    case BinaryOp::Less:
-        return Value::boolean(x < y);
-    case BinaryOp::LessEqual:
-        return Value::boolean(x <= y);
-    case BinaryOp::Greater:
-        return Value::boolean(x > y);
-    case BinaryOp::GreaterEqual:
-        return Value::boolean(x >= y);
-    case BinaryOp::LogicalAnd:
-    case BinaryOp::LogicalOr:
+    default: // comparisons and logical operators returned above
         break;
     }
     DataType const resultType = type == DataType::Bool ? DataType::I32 : type;

@@ -10,8 +10,9 @@ namespace kiln::rules {
 
 namespace {
 
-constexpr std::string_view kAttributes[] = {"size",  "stride", "axis",   "index",
-                                            "value", "count",  "transA", "transB"};
+constexpr std::string_view kAttributes[] = {"size",   "stride", "axis",   "index",
+                                            "value",  "count",  "transA", "transB",
+                                            "shape0", "shape1", "shape2"};
 
 class ScopeNames : public NameResolver {
 public:
@@ -39,7 +40,7 @@ public:
             std::end(kAttributes))
             fail(
                 "unknown attribute '{}' of '{}'; expected size, stride, axis, index, value, count, "
-                "transA or transB",
+                "transA, transB or shape0..2",
                 attribute, variable);
         return add({Placeholder::Kind::Attribute, variable, attribute});
     }
@@ -138,6 +139,12 @@ ExprPtr resolve(Placeholder const& p, RuleContext const& c) {
     }
     if (p.attribute == "axis")
         return literal(d.axis);
+    if (p.attribute.starts_with("shape")) {
+        auto const k = static_cast<std::size_t>(p.attribute.back() - '0');
+        if (k >= d.shape.size())
+            fail("'{}' (#{}) has {} axes, so no {}", p.variable, id, d.shape.size(), p.attribute);
+        return d.shape[k];
+    }
     if (p.attribute == "index")
         return index(id);
     // value

@@ -2,7 +2,8 @@
 //
 // Guards and new attributes are written in the graph's expression language, plus names that
 // only mean something inside a rule: `x.size`, `x.stride`, `x.axis`, `x.index`, `x.value`,
-// `x.count` of a bound variable x (`x.transA`, `x.transB`, 0 or 1, of a Multiply), `$NAME` for
+// `x.count` and `x.shape0..2` of a bound variable x (`x.transA`, `x.transB`, 0 or 1, of a
+// Multiply), `$NAME` for
 // schedule parameters, and `arch.NAME` for facts of the target. They are checked when the rule file
 // is loaded (an unknown variable is an error at its column) and kept as placeholders, which
 // instantiate() replaces by the matched graph's own expressions; so attributes stay symbolic

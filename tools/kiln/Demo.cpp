@@ -114,8 +114,8 @@ void addDemo(CLI::App& app) {
             "their direct semantics after every step.\n",
             files.size() - static_cast<std::size_t>(failures), files.size());
         fmt::print(
-            "(The GEMM pipeline's staging rules, code generation and tuning join this job as "
-            "they land.)\n");
+            "(Wave tiles, unroll and prefetch in the GEMM pipeline, code generation and tuning "
+            "join this job as they land.)\n");
         if (failures)
             fail("{} command{} failed", failures, failures == 1 ? "" : "s");
     });

@@ -116,11 +116,36 @@ private:
         return std::nullopt;
     }
 
+    // Every walk over an expression recurses, so the parser refuses text that would make a tree
+    // too deep for them (or for itself): too many operands and operators, or too deep a nesting.
+    void countNode() {
+        if (++nodes_ > kMaxExpressionNodes)
+            throw ExpressionError(pos_,
+                                  fmt::format("expression has more than {} operands and operators",
+                                              kMaxExpressionNodes));
+    }
+
+    struct Nest {
+        explicit Nest(Parser& p)
+            : parser(p) {
+            if (++parser.nesting_ > kMaxParserNesting)
+                throw ExpressionError(
+                    parser.pos_,
+                    fmt::format("expression nests deeper than {} levels", kMaxParserNesting));
+        }
+        ~Nest() { --parser.nesting_; }
+        Nest(Nest const&) = delete;
+        Nest& operator=(Nest const&) = delete;
+        Parser& parser;
+    };
+
     ExprPtr parseBinary(int minPrecedence) {
+        Nest const nest(*this);
         ExprPtr lhs = parseUnary();
         while (auto op = peekInfix()) {
             if (op->precedence < minPrecedence)
                 break;
+            countNode();
             pos_ += op->text.size();
             ExprPtr rhs = parseBinary(op->precedence + 1);
             lhs = binary(op->op, lhs, rhs);
@@ -129,6 +154,8 @@ private:
     }
 
     ExprPtr parseUnary() {
+        Nest const nest(*this);
+        countNode();
         skipSpace();
         std::size_t const start = pos_;
         if (accept("-")) {
@@ -324,6 +351,8 @@ private:
     NameResolver const& names_;
     std::size_t pos_ = 0;
     std::size_t literalLength_ = 0;
+    int nodes_ = 0;
+    int nesting_ = 0;
     std::size_t minusEnd_ = std::string_view::npos; // just after the latest unary '-'
 };
 

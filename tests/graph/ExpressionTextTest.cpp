@@ -278,3 +278,22 @@ TEST(ExpressionText, RandomExpressionsRoundTrip) {
 
 } // namespace
 } // namespace kiln
+
+TEST(ExpressionText, TextTooLargeOrTooDeepForTheWalksIsRefused) {
+    std::string sum = "1";
+    for (int i = 0; i < kiln::kMaxExpressionNodes; ++i)
+        sum += " + 1";
+    std::string nested(1000, '(');
+    nested += "1" + std::string(1000, ')');
+    auto message = [](std::string const& text) {
+        try {
+            kiln::parseExpression(text);
+        } catch (kiln::ExpressionError const& e) {
+            return e.message();
+        }
+        return std::string("parsed");
+    };
+    EXPECT_EQ(message(sum), "expression has more than 4096 operands and operators");
+    EXPECT_EQ(message(nested), "expression nests deeper than 512 levels");
+    EXPECT_EQ(message("((((1))))"), "parsed");
+}

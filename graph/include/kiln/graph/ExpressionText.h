@@ -46,6 +46,12 @@ public:
     virtual std::optional<DataType> dataType(Id dimension) const;
 };
 
+/// The most operands and operators parseExpression() accepts in one expression, and the deepest
+/// nesting (parentheses, prefix operators, right operands): walks over expressions recurse, so no
+/// text may build a tree deep enough to exhaust the stack.
+inline constexpr int kMaxExpressionNodes = 4096;
+inline constexpr int kMaxParserNesting = 512;
+
 /// Parses `text`; throws ExpressionError.
 ExprPtr parseExpression(std::string_view text, NameResolver const& names = NameResolver{});
 

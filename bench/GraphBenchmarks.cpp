@@ -1,6 +1,6 @@
 // Speed of the graph library: translating and verifying, building large graphs, and the
 // interpreter's inner loop (coordinate-transform evaluations per second).
-#include "kiln/graph/Command.h"
+#include "BenchCommands.h"
 #include "kiln/graph/CoordinatePlan.h"
 #include "kiln/graph/Interpreter.h"
 #include "kiln/graph/Translate.h"
@@ -10,37 +10,8 @@
 
 using namespace kiln;
 
-namespace {
-
-Command gemmCommand() {
-    Command c("gemm");
-    auto m = c.size("M"), n = c.size("N"), k = c.size("K");
-    c.tensor("A", DataType::F32, {m, k}).tensor("B", DataType::F32, {n, k});
-    c.tensor("C", DataType::F32, {m, n}).tensor("D", DataType::F32, {m, n});
-    c.scalar("alpha", DataType::F32).scalar("beta", DataType::F32);
-    auto ab = c.multiply(c.loadTiled("A"), c.loadTiled("B"), false, true);
-    auto cv = c.loadTiled("C");
-    c.storeTiled("D", c.execute(ab + " * alpha + beta * " + cv));
-    return c;
-}
-
-// A chain of `links` element-wise operations: two graph nodes (a value and an Assign) each.
-Command chainCommand(int links) {
-    Command c("chain");
-    auto n = c.size("N");
-    c.tensor("X", DataType::F32, {n}).tensor("Y", DataType::F32, {n});
-    std::string const x = c.loadLinear("X");
-    std::string last = x;
-    for (int i = 0; i < links; ++i)
-        last = c.execute(last + " * 0.5 + " + x);
-    c.storeLinear("Y", last);
-    return c;
-}
-
-} // namespace
-
 static void BM_TranslateAndVerifyGemm(benchmark::State& state) {
-    Command const command = gemmCommand();
+    Command const command = bench::example("gemm");
     for (auto _ : state) {
         KernelGraph graph = translate(command);
         auto problems = verify(graph);
@@ -50,7 +21,7 @@ static void BM_TranslateAndVerifyGemm(benchmark::State& state) {
 BENCHMARK(BM_TranslateAndVerifyGemm)->Unit(benchmark::kMicrosecond);
 
 static void BM_BuildAndVerifyLargeGraph(benchmark::State& state) {
-    Command const command = chainCommand(static_cast<int>(state.range(0)));
+    Command const command = bench::chain(static_cast<int>(state.range(0)));
     std::size_t nodes = 0;
     for (auto _ : state) {
         KernelGraph graph = translate(command);
@@ -118,7 +89,7 @@ static void BM_CoordinatePlanTiledLoad(benchmark::State& state) {
 BENCHMARK(BM_CoordinatePlanTiledLoad)->Unit(benchmark::kMicrosecond);
 
 static void BM_InterpretTranslatedGemm(benchmark::State& state) {
-    Command const command = gemmCommand();
+    Command const command = bench::example("gemm");
     KernelGraph const graph = translate(command);
     Bindings const inputs = randomBindings(command, {{"M", 64}, {"N", 64}, {"K", 64}}, 1);
     for (auto _ : state) {

@@ -1,7 +1,6 @@
 // Speed of the rule engine: the matcher on a large graph, and a whole pipeline with and
 // without its trace.
-#include "kiln/graph/Command.h"
-#include "kiln/graph/CommandJson.h"
+#include "BenchCommands.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/rules/Engine.h"
 #include "kiln/rules/Matcher.h"
@@ -14,39 +13,10 @@
 
 using namespace kiln;
 
-namespace {
-
-// A chain of `links` element-wise operations over Linear values: about 2 graph nodes per link.
-Command chain(int links) {
-    Command c("chain");
-    auto n = c.size("N");
-    c.tensor("X", DataType::F32, {n}).tensor("Y", DataType::F32, {n});
-    std::string const x = c.loadLinear("X");
-    std::string last = x;
-    for (int i = 0; i < links; ++i)
-        last = c.execute(last + " * 0.5 + " + x);
-    c.storeLinear("Y", last);
-    return c;
-}
-
-Command axpy() {
-    Command c("axpy");
-    auto n = c.size("N");
-    c.tensor("X", DataType::F32, {n})
-        .tensor("Y", DataType::F32, {n})
-        .scalar("alpha", DataType::F32);
-    auto x = c.loadLinear("X");
-    auto y = c.loadLinear("Y");
-    c.storeLinear("Y", c.execute("alpha * " + x + " + " + y));
-    return c;
-}
-
-} // namespace
-
 // Every Assign whose dest value flows into another Linear value that an Assign writes: a
 // three-variable pattern over control, mapping and coordinate edges, enumerated to the end.
 static void BM_MatcherCandidatesOnLargeGraph(benchmark::State& state) {
-    KernelGraph const graph = translate(chain(5000));
+    KernelGraph const graph = translate(bench::chain(5000));
     rules::RuleSet const set = rules::parseRuleSet(R"json({ "ruleset": "b", "version": 1, "rules": [
       { "name": "flow", "match": {
           "nodes": { "a": { "op": "Assign" }, "v": { "dim": "Linear" }, "w": { "dim": "Linear" }, "b": { "op": "Assign" } },
@@ -76,7 +46,7 @@ static void BM_LowerElementwisePipeline(benchmark::State& state) {
     bool const traced = state.range(0) != 0;
     rules::Pipeline const pipeline =
         rules::loadPipeline(KILN_SOURCE_DIR "/rules/elementwise.pipeline.json");
-    KernelGraph const translated = translate(axpy());
+    KernelGraph const translated = translate(bench::example("axpy"));
     std::string const tracePath = "/tmp/kiln-bench-trace.json";
     std::unique_ptr<rules::Trace> trace;
     rules::EngineOptions options;
@@ -104,7 +74,7 @@ BENCHMARK(BM_LowerElementwisePipeline)
 static void BM_LowerGemmPipeline(benchmark::State& state) {
     rules::Pipeline const pipeline =
         rules::loadPipeline(KILN_SOURCE_DIR "/rules/gemm.pipeline.json");
-    KernelGraph const translated = translate(loadCommand(KILN_SOURCE_DIR "/examples/gemm.json"));
+    KernelGraph const translated = translate(bench::example("gemm"));
     std::int64_t applications = 0;
     for (auto _ : state) {
         KernelGraph graph = translated;

@@ -382,32 +382,42 @@ private:
         DataType const memoryType =
             global ? tensor(memory).dtype
                    : graph_.coordinates.node(memory).dtype.value_or(DataType::F64);
-        std::vector<Id> known;
+        // The plan and the buffers depend only on the workgroup and workitem bound, so they are
+        // looked up once per instance rather than once per element.
+        std::optional<std::pair<std::int64_t, std::int64_t>> instance;
+        CoordinatePlan const* p = nullptr;
+        std::vector<double>* memoryValues = nullptr;
+        std::vector<double>* domainValues = nullptr;
         std::vector<std::int64_t> values;
         std::int64_t address = 0;
         forEachElement(op, domain, [&](std::int64_t e) {
-            known.clear();
+            if (instance != std::pair(group_, lane_)) {
+                instance = std::pair(group_, lane_);
+                std::vector<Id> known;
+                for (auto const& [d, v] : coordinates_)
+                    if (d != domain)
+                        known.push_back(d);
+                known.push_back(domain);
+                p = &plan(op, known, memory);
+                memoryValues = global ? &tensor(memory).data : &storage(memory);
+                domainValues = &storage(domain);
+            }
             values.clear();
             for (auto const& [d, v] : coordinates_)
-                if (d != domain) {
-                    known.push_back(d);
+                if (d != domain)
                     values.push_back(v);
-                }
-            known.push_back(domain);
             values.push_back(e);
-            bool const inside = plan(op, known, memory).run(values, std::span(&address, 1));
-            std::vector<double>& memoryValues = global ? tensor(memory).data : storage(memory);
-            auto& domainValues = storage(domain);
+            bool const inside = p->run(values, std::span(&address, 1));
             bool const valid =
-                inside && address >= 0 && static_cast<std::size_t>(address) < memoryValues.size();
+                inside && address >= 0 && static_cast<std::size_t>(address) < memoryValues->size();
             auto const at = static_cast<std::size_t>(e);
             if (load)
-                domainValues[at] =
-                    valid ? roundTo(domainType, memoryValues[static_cast<std::size_t>(address)])
+                (*domainValues)[at] =
+                    valid ? roundTo(domainType, (*memoryValues)[static_cast<std::size_t>(address)])
                           : 0.0;
             else if (valid)
-                memoryValues[static_cast<std::size_t>(address)] =
-                    roundTo(memoryType, domainValues[at]);
+                (*memoryValues)[static_cast<std::size_t>(address)] =
+                    roundTo(memoryType, (*domainValues)[at]);
         });
     }
 

@@ -84,6 +84,22 @@ bool guardsHold(Rule const& rule, KernelGraph const& graph, Match const& match,
     return !rule.where || check(*rule.where, "the guard");
 }
 
+// The first acceptable match of `rule`, with a matcher already indexed for `graph`.
+std::optional<Match> firstMatch(Rule const& rule, Matcher& matcher, KernelGraph const& graph,
+                                RuleContext const& context) {
+    std::optional<Match> found;
+    matcher.forEach(rule.match, [&](Match const& m) {
+        if (!guardsHold(rule, graph, m, context, nullptr, nullptr))
+            return false;
+        for (auto const& negative : rule.match.negatives)
+            if (matcher.exists(negative, m))
+                return false;
+        found = m;
+        return true;
+    });
+    return found;
+}
+
 class Driver {
 public:
     Driver(RuleSet const& rules, KernelGraph& graph, EngineOptions const& options)
@@ -119,15 +135,18 @@ private:
 
     // Applies the first match of `rule`, if any; returns whether it did.
     bool applyOnce(Rule const& rule) {
-        auto match = findMatch(rule, graph_, base_);
+        // One index of the graph serves every rule tried until the graph changes.
+        if (!matcher_)
+            matcher_.emplace(graph_);
+        auto match = firstMatch(rule, *matcher_, graph_, base_);
         if (!match)
             return false;
+        matcher_.reset();
         std::string guard;
         guardsHold(rule, graph_, *match, base_, nullptr, &guard);
         Application application = applyRewrite(rule, *match, graph_, base_, ++applications_);
         application.ruleset = rules_.name;
         application.guard = guard;
-        ++fired_[rule.name];
         if (options_.observe)
             options_.observe(application, graph_);
         return true;
@@ -163,6 +182,7 @@ private:
                     execute(child);
                 return StopReason::Done;
             } catch (UserError const&) {
+                matcher_.reset();
                 graph_ = saved;
                 applications_ = savedApplications;
                 return StopReason::Recovered;
@@ -219,7 +239,7 @@ private:
     std::map<std::string, std::int64_t> parameters_;
     RuleContext base_;
     std::int64_t applications_ = 0;
-    std::map<std::string, std::int64_t> fired_;
+    std::optional<Matcher> matcher_; ///< indexes graph_ as it is now; reset when it changes
 };
 
 } // namespace
@@ -242,16 +262,7 @@ parameterValues(RuleSet const& rules, std::map<std::string, std::int64_t> const&
 std::optional<Match> findMatch(Rule const& rule, KernelGraph const& graph,
                                RuleContext const& context, std::int64_t* candidates) {
     Matcher matcher(graph);
-    std::optional<Match> found;
-    matcher.forEach(rule.match, [&](Match const& m) {
-        if (!guardsHold(rule, graph, m, context, nullptr, nullptr))
-            return false;
-        for (auto const& negative : rule.match.negatives)
-            if (matcher.exists(negative, m))
-                return false;
-        found = m;
-        return true;
-    });
+    std::optional<Match> found = firstMatch(rule, matcher, graph, context);
     if (candidates)
         *candidates += matcher.candidatesTried();
     return found;

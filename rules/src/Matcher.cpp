@@ -33,6 +33,7 @@ struct Matcher::Search {
     // For explain(): the deepest failure seen.
     std::size_t bestDepth = 0;
     std::string bestReason;
+    bool explaining = false;
 
     Search(Matcher& matcher, Pattern const& p, std::function<bool(Match const&)> const& a,
            Match const& seed)
@@ -47,11 +48,16 @@ struct Matcher::Search {
             used.insert(id);
     }
 
-    void note(std::string reason) {
+    // Records why a candidate failed, for explain(); costs nothing when not explaining, since
+    // failed candidates are the matcher's common case.
+    template <class... Args>
+    void note(fmt::format_string<Args...> format, Args&&... args) {
+        if (!explaining)
+            return;
         std::size_t const depth = match.elements.size() + match.lists.size();
         if (depth >= bestDepth) {
             bestDepth = depth;
-            bestReason = std::move(reason);
+            bestReason = fmt::format(format, std::forward<Args>(args)...);
         }
     }
 
@@ -66,28 +72,26 @@ struct Matcher::Search {
         NodePattern const& n = *it->second;
         if (n.control) {
             if (!m.graph_.control.isNode(id)) {
-                note(fmt::format("#{} is not an operation, but '{}' is", id, v));
+                note("#{} is not an operation, but '{}' is", id, v);
                 return false;
             }
             auto kind = m.graph_.control.node(id).kind;
             if (!n.operationKinds.empty() &&
                 std::find(n.operationKinds.begin(), n.operationKinds.end(), kind) ==
                     n.operationKinds.end()) {
-                note(fmt::format("'{}' wants {} but #{} is {}", v, name(n.operationKinds[0]), id,
-                                 name(kind)));
+                note("'{}' wants {} but #{} is {}", v, name(n.operationKinds[0]), id, name(kind));
                 return false;
             }
             return true;
         }
         if (!m.graph_.coordinates.isNode(id)) {
-            note(fmt::format("#{} is not a dimension, but '{}' is", id, v));
+            note("#{} is not a dimension, but '{}' is", id, v);
             return false;
         }
         auto kind = m.graph_.coordinates.node(id).kind;
         if (!n.dimensionKinds.empty() && std::find(n.dimensionKinds.begin(), n.dimensionKinds.end(),
                                                    kind) == n.dimensionKinds.end()) {
-            note(fmt::format("'{}' wants {} but #{} is {}", v, name(n.dimensionKinds[0]), id,
-                             name(kind)));
+            note("'{}' wants {} but #{} is {}", v, name(n.dimensionKinds[0]), id, name(kind));
             return false;
         }
         return true;
@@ -97,11 +101,11 @@ struct Matcher::Search {
     bool bind(std::string const& v, Id id, std::vector<std::string>& trail) {
         if (auto it = match.elements.find(v); it != match.elements.end()) {
             if (it->second != id)
-                note(fmt::format("'{}' is #{} but this edge needs #{}", v, it->second, id));
+                note("'{}' is #{} but this edge needs #{}", v, it->second, id);
             return it->second == id;
         }
         if (used.count(id)) {
-            note(fmt::format("#{} is already bound to another variable than '{}'", id, v));
+            note("#{} is already bound to another variable than '{}'", id, v);
             return false;
         }
         if (!fits(v, id))
@@ -116,8 +120,8 @@ struct Matcher::Search {
                   std::vector<std::string>& trail, std::vector<std::string>& listTrail) {
         std::size_t const fixed = ports.fixed.size();
         if (ports.rest ? actual.size() < fixed : actual.size() != fixed) {
-            note(fmt::format("an edge has {} ports where the pattern has {}{}", actual.size(),
-                             fixed, ports.rest ? " or more" : ""));
+            note("an edge has {} ports where the pattern has {}{}", actual.size(), fixed,
+                 ports.rest ? " or more" : "");
             return false;
         }
         for (std::size_t k = 0; k < fixed; ++k)
@@ -128,13 +132,13 @@ struct Matcher::Search {
         std::vector<Id> rest(actual.begin() + static_cast<std::ptrdiff_t>(fixed), actual.end());
         auto const count = static_cast<int>(rest.size());
         if (count < ports.minRest || (ports.maxRest >= 0 && count > ports.maxRest)) {
-            note(fmt::format("'...{}' binds {} ports, outside [{}, {}]", *ports.rest, count,
-                             ports.minRest, ports.maxRest));
+            note("'...{}' binds {} ports, outside [{}, {}]", *ports.rest, count, ports.minRest,
+                 ports.maxRest);
             return false;
         }
         if (auto it = match.lists.find(*ports.rest); it != match.lists.end()) {
             if (it->second != rest)
-                note(fmt::format("'...{}' binds different ports in two edges", *ports.rest));
+                note("'...{}' binds different ports in two edges", *ports.rest);
             return it->second == rest;
         }
         for (Id id : rest)
@@ -215,7 +219,7 @@ struct Matcher::Search {
             auto dim = g.mapping.find(candidate, e.role);
             ok = dim.has_value();
             if (!ok)
-                note(fmt::format("operation #{} has no '{}' connection", candidate, e.role));
+                note("operation #{} has no '{}' connection", candidate, e.role);
             ok = ok && bind(e.tails.fixed[0], candidate, trail) &&
                  bind(e.heads.fixed[0], *dim, trail);
         } else {
@@ -265,12 +269,11 @@ struct Matcher::Search {
 
     bool bindNode(NodePattern const& n) {
         if (nodeCandidates(n).empty())
-            note(fmt::format(
-                "there is no {} in the graph to be '{}'",
-                n.control
-                    ? (n.operationKinds.size() == 1 ? name(n.operationKinds[0]) : "operation")
-                    : (n.dimensionKinds.size() == 1 ? name(n.dimensionKinds[0]) : "dimension"),
-                n.variable));
+            note("there is no {} in the graph to be '{}'",
+                 n.control
+                     ? (n.operationKinds.size() == 1 ? name(n.operationKinds[0]) : "operation")
+                     : (n.dimensionKinds.size() == 1 ? name(n.dimensionKinds[0]) : "dimension"),
+                 n.variable);
         for (Id id : nodeCandidates(n)) {
             std::vector<std::string> trail, listTrail;
             if (bind(n.variable, id, trail) && step())
@@ -347,6 +350,7 @@ bool Matcher::exists(Pattern const& pattern, Match const& seed) {
 std::string Matcher::explain(Pattern const& pattern, std::string const& variable, Id at) {
     std::function<bool(Match const&)> const any = [](Match const&) { return true; };
     Search search(*this, pattern, any, {});
+    search.explaining = true;
     auto it = search.nodeOf.find(variable);
     if (it == search.nodeOf.end())
         return fmt::format("the pattern has no variable '{}'", variable);

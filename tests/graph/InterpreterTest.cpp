@@ -3,6 +3,7 @@
 // hand into workgroup tiles and a K loop, with sizes that are not multiples of the tiles.
 #include "kiln/graph/Interpreter.h"
 
+#include "kiln/graph/CommandJson.h"
 #include "kiln/graph/Reference.h"
 #include "kiln/graph/Translate.h"
 
@@ -12,16 +13,9 @@ using namespace kiln;
 
 namespace {
 
+// examples/axpy.json: y = alpha * x + y over N floats.
 Command axpy() {
-    Command c("axpy");
-    auto n = c.size("N");
-    c.tensor("X", DataType::F32, {n})
-        .tensor("Y", DataType::F32, {n})
-        .scalar("alpha", DataType::F32);
-    auto x = c.loadLinear("X");
-    auto y = c.loadLinear("Y");
-    c.storeLinear("Y", c.execute(fmt::format("alpha * {} + {}", x, y)));
-    return c;
+    return loadCommand(KILN_SOURCE_DIR "/examples/axpy.json");
 }
 
 Command gemm(DataType type, bool transposeB) {

@@ -19,16 +19,9 @@ using namespace kiln::rules;
 
 namespace {
 
+// examples/axpy.json: y = alpha * x + y over N floats.
 Command axpy() {
-    Command c("axpy");
-    auto n = c.size("N");
-    c.tensor("X", DataType::F32, {n})
-        .tensor("Y", DataType::F32, {n})
-        .scalar("alpha", DataType::F32);
-    auto x = c.loadLinear("X");
-    auto y = c.loadLinear("Y");
-    c.storeLinear("Y", c.execute("alpha * " + x + " + " + y));
-    return c;
+    return loadCommand(KILN_SOURCE_DIR "/examples/axpy.json");
 }
 
 RuleSet ruleSet(std::string const& body) {

@@ -1,6 +1,7 @@
 #include "kiln/graph/Interpreter.h"
 
 #include "kiln/graph/CoordinatePlan.h"
+#include "kiln/graph/Distribution.h"
 #include "kiln/graph/Translate.h"
 
 #include <cmath>
@@ -19,10 +20,6 @@ bool perWorkitem(DimensionKind kind) {
 bool perWorkgroup(DimensionKind kind) {
     return kind == DimensionKind::MacroTile || kind == DimensionKind::WaveTile ||
            kind == DimensionKind::Shared;
-}
-
-bool isHardware(DimensionKind kind) {
-    return kind == DimensionKind::Workgroup || kind == DimensionKind::Workitem;
 }
 
 class Interpreter : public BindingsEnvironment {
@@ -227,66 +224,11 @@ private:
         return *it->second;
     }
 
-    // The tiling of a data dimension onto the grid: the Tile edge from `d` whose heads pass
-    // through to Workgroup/Workitem dimensions, and its other heads (indices local to an owner).
-    struct Distribution {
-        bool distributed = false;
-        std::vector<Id> locals;
-    };
-
     Distribution const& distribution(Id d) {
         auto it = distributions_.find(d);
-        if (it != distributions_.end())
-            return it->second;
-        auto const& coords = graph_.coordinates;
-        auto toHardware = [&](Id h) {
-            for (Id e : coords.outgoing(h))
-                if (coords.edge(e).kind == CoordinateEdgeKind::PassThrough &&
-                    isHardware(coords.node(coords.heads(e)[0]).kind))
-                    return true;
-            return false;
-        };
-        // The Tile of `index` onto the grid, if it has one: hardware-bound heads and locals.
-        auto tiling = [&](Id index, Distribution& into) {
-            for (Id e : coords.outgoing(index)) {
-                if (coords.edge(e).kind != CoordinateEdgeKind::Tile)
-                    continue;
-                Distribution candidate;
-                for (Id h : coords.heads(e)) {
-                    if (toHardware(h))
-                        candidate.distributed = true;
-                    else
-                        candidate.locals.push_back(h);
-                }
-                if (candidate.distributed) {
-                    into.distributed = true;
-                    into.locals.insert(into.locals.end(), candidate.locals.begin(),
-                                       candidate.locals.end());
-                    return true;
-                }
-            }
-            return false;
-        };
-        Distribution result;
-        // The value's own index tiled onto the grid (a Linear value) ...
-        if (!tiling(d, result)) {
-            // ... or the axes it is the Flatten of, some tiled onto the grid, the rest local.
-            for (Id e : coords.incoming(d)) {
-                if (coords.edge(e).kind != CoordinateEdgeKind::Flatten)
-                    continue;
-                Distribution candidate;
-                std::vector<Id> untiled;
-                for (Id axis : coords.tails(e))
-                    if (!tiling(axis, candidate))
-                        untiled.push_back(axis);
-                if (candidate.distributed) {
-                    candidate.locals.insert(candidate.locals.end(), untiled.begin(), untiled.end());
-                    result = candidate;
-                    break;
-                }
-            }
-        }
-        return distributions_.emplace(d, std::move(result)).first->second;
+        if (it == distributions_.end())
+            it = distributions_.emplace(d, distributionOf(graph_, d)).first;
+        return it->second;
     }
 
     void bindGroup(std::int64_t g) {

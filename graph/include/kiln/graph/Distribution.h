@@ -1,0 +1,28 @@
+// Distribution.h: how a data dimension's elements are spread over the grid.
+//
+// A value is distributed when its own index, or one of the axes it is the Flatten of, is tiled
+// by a Tile whose heads PassThrough to Workgroup/Workitem dimensions. Each element then belongs
+// to one workgroup and workitem (owner computes), and the Tile's other heads, together with the
+// Flatten axes that are not tiled, are the indices local to an owner: the elements one workitem
+// holds. The interpreter runs an operation once per owner and local index; code generation keeps
+// a workitem's elements in registers, one per combination of local indices.
+#pragma once
+
+#include "kiln/graph/KernelGraph.h"
+
+#include <vector>
+
+namespace kiln {
+
+struct Distribution {
+    bool distributed = false;
+    std::vector<Id> locals; ///< indices local to an owner, slowest first
+};
+
+/// The distribution of data dimension `d` (not distributed when nothing ties it to the grid).
+Distribution distributionOf(KernelGraph const& graph, Id d);
+
+/// Whether `kind` is a hardware index (Workgroup or Workitem).
+bool isHardware(DimensionKind kind);
+
+} // namespace kiln

@@ -6,6 +6,7 @@ std::span<const Subcommand> subcommands() {
     static constexpr Subcommand table[] = {
         {"translate", addTranslate}, {"interp", addInterp}, {"lower", addLower},
         {"rules", addRules},         {"demo", addDemo},     {"arch", addArch},
+        {"emit", addEmit},
     };
     return table;
 }

@@ -28,5 +28,6 @@ void addDemo(CLI::App& app);
 void addLower(CLI::App& app);
 void addRules(CLI::App& app);
 void addArch(CLI::App& app);
+void addEmit(CLI::App& app);
 
 } // namespace kiln::cli

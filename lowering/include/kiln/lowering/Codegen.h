@@ -1,0 +1,54 @@
+// Codegen.h: from a lowered KernelGraph to a kernel for one target, with its manifest.
+//
+// emitKernel walks the control graph and writes the kernel: PTX for NVIDIA targets (sm_80,
+// sm_89, sm_90, sm_90a). Addresses come from the coordinate transforms, solved from the
+// hardware indices (IndexExpressions.h); values a workitem owns (Distribution.h) live in its
+// registers; loads and stores of consecutive, aligned elements become vector accesses; every
+// element outside a tensor is masked. The manifest says everything a launcher needs: entry,
+// parameters (name, type, size, offset, pointer or value), block, the grid as expressions of
+// the sizes, shared memory, target, schedule parameters and a hash of the graph.
+#pragma once
+
+#include "kiln/graph/KernelGraph.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kiln::lowering {
+
+struct CodegenOptions {
+    std::string target = "sm_90";                 ///< an arch-db target
+    std::map<std::string, std::int64_t> schedule; ///< recorded in the manifest
+    std::string entry;                            ///< empty: "kiln_" + the graph's name
+};
+
+/// One kernel parameter, in order.
+struct ParameterInfo {
+    std::string name;
+    std::string type; ///< element type for a pointer, else the value's type ("f32", "i64")
+    bool pointer = false;
+    std::size_t size = 0, offset = 0;
+    std::string meaning; ///< "tensor X", "scalar alpha", "size N"
+};
+
+struct EmittedKernel {
+    std::string entry, target;
+    std::string code; ///< PTX text
+    std::vector<ParameterInfo> parameters;
+    std::int64_t block[3] = {1, 1, 1};
+    std::vector<std::string> grid; ///< workgroups along x, y, z, as expressions of sizes
+    std::size_t sharedBytes = 0;
+    std::map<std::string, std::int64_t> schedule;
+    std::string graphHash; ///< of the lowered graph's JSON form
+
+    /// The manifest JSON (the runtime's KernelManifest format plus the fields above).
+    std::string manifestJson() const;
+};
+
+/// The kernel for `graph` on `options.target`. A UserError names what the graph asks for that
+/// code generation cannot do (and the operation it belongs to).
+EmittedKernel emitKernel(KernelGraph const& graph, CodegenOptions const& options);
+
+} // namespace kiln::lowering

@@ -1,0 +1,44 @@
+// IndexFacts.h: what code generation can prove about integer index expressions.
+//
+// Addresses come out of the coordinate transforms as expressions over hardware indices, loop
+// counters, constants and launch-time sizes. Each index on the way must lie inside its
+// dimension, which becomes a mask in the kernel unless it holds for every launch: a workitem
+// number below the workgroup size, `x % 4 < 4`, a workgroup number below the grid size it was
+// launched with. IndexFacts proves such conditions from value ranges and from the sizes the
+// hardware dimensions carry, and finds the powers of two an offset is a multiple of, which is
+// what decides whether accesses can be vectorized.
+#pragma once
+
+#include "kiln/graph/KernelGraph.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace kiln::lowering {
+
+/// A closed range of integers; a missing end is unbounded.
+struct Interval {
+    std::optional<std::int64_t> lo, hi;
+};
+
+class IndexFacts {
+public:
+    explicit IndexFacts(KernelGraph const& graph)
+        : graph_(graph) {}
+
+    /// The range of an integer expression over every launch (sizes are never negative).
+    Interval range(ExprPtr const& e) const;
+    /// The largest power of two (up to 2^20) that divides `e` for every launch.
+    std::int64_t powerOfTwoDivisor(ExprPtr const& e) const;
+    /// a - b when it is the same constant for every launch (a and b differ in a literal term).
+    static std::optional<std::int64_t> difference(ExprPtr const& a, ExprPtr const& b);
+    /// Whether `0 <= e` holds for every launch.
+    bool nonNegative(ExprPtr const& e) const;
+    /// Whether `e < bound` holds for every launch.
+    bool less(ExprPtr const& e, ExprPtr const& bound) const;
+
+private:
+    KernelGraph const& graph_;
+};
+
+} // namespace kiln::lowering

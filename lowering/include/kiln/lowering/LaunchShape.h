@@ -1,0 +1,32 @@
+// LaunchShape.h: the grid and workgroup a lowered KernelGraph is launched with.
+//
+// Workgroup dimensions become the grid's axes and Workitem dimensions the workgroup's, by their
+// `axis` (0 = x). Workgroup sizes are launch-time expressions over the Command's sizes (the
+// manifest records them as the grid formula); workitem sizes must be constants, since the code
+// is generated for one workgroup size. A graph without Workgroup/Workitem dimensions runs as
+// one workgroup of one workitem.
+#pragma once
+
+#include "kiln/graph/KernelGraph.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+namespace kiln::lowering {
+
+struct LaunchShape {
+    std::array<std::optional<Id>, 3> workgroups; ///< the Workgroup dimension of each grid axis
+    std::array<std::optional<Id>, 3> workitems;  ///< the Workitem dimension of each block axis
+    std::array<ExprPtr, 3> grid;                 ///< workgroups along x, y, z
+    std::array<std::int64_t, 3> block{1, 1, 1};  ///< workitems along x, y, z
+
+    /// Workitems per workgroup.
+    std::int64_t workgroupSize() const { return block[0] * block[1] * block[2]; }
+};
+
+/// The launch shape of `graph`; a UserError for a workitem size that is not a constant, two
+/// dimensions on one axis, or an axis beyond z.
+LaunchShape launchShape(KernelGraph const& graph);
+
+} // namespace kiln::lowering

@@ -1,0 +1,67 @@
+// The interface half of a generated kernel: parameters from the graph's arguments, the launch
+// shape, the manifest JSON and the graph's hash. Shared by every target.
+#include "kiln/graph/ExpressionText.h"
+#include "kiln/graph/GraphJson.h"
+#include "kiln/lowering/Codegen.h"
+#include "kiln/lowering/LaunchShape.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace kiln::lowering {
+
+void describeInterface(KernelGraph const& graph, CodegenOptions const& options,
+                       LaunchShape const& shape, EmittedKernel& kernel) {
+    kernel.target = options.target;
+    kernel.entry = options.entry.empty() ? "kiln_" + graph.name : options.entry;
+    for (char& c : kernel.entry)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+            c = '_';
+    kernel.schedule = options.schedule;
+    std::size_t offset = 0;
+    for (auto const& arg : graph.arguments) {
+        ParameterInfo p;
+        p.name = arg.name;
+        p.pointer = arg.kind == KernelArgument::Kind::Tensor;
+        p.type = arg.dtype == DataType::Bool ? "u8" : std::string(name(arg.dtype));
+        p.size = p.pointer ? 8 : static_cast<std::size_t>(sizeInBytes(arg.dtype));
+        offset = (offset + p.size - 1) / p.size * p.size;
+        p.offset = offset;
+        offset += p.size;
+        p.meaning = fmt::format("{} {}", name(arg.kind), arg.name);
+        kernel.parameters.push_back(std::move(p));
+    }
+    for (int a = 0; a < 3; ++a) {
+        kernel.block[a] = shape.block[a];
+        kernel.grid.push_back(toString(shape.grid[a]));
+    }
+    // FNV-1a of the graph's JSON form: equal graphs, equal hashes, on every machine.
+    std::uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : saveGraph(graph)) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    kernel.graphHash = fmt::format("{:016x}", h);
+}
+
+std::string EmittedKernel::manifestJson() const {
+    nlohmann::ordered_json m;
+    m["entry"] = entry;
+    m["target"] = target;
+    m["block"] = {block[0], block[1], block[2]};
+    m["grid"] = grid;
+    m["shared_bytes"] = sharedBytes;
+    auto& params = m["parameters"] = nlohmann::ordered_json::array();
+    for (auto const& p : parameters)
+        params.push_back({{"name", p.name},
+                          {"type", p.type},
+                          {"kind", p.pointer ? "pointer" : "value"},
+                          {"size", p.size},
+                          {"offset", p.offset},
+                          {"meaning", p.meaning}});
+    m["schedule"] = schedule;
+    m["graph_hash"] = graphHash;
+    return m.dump(2) + "\n";
+}
+
+} // namespace kiln::lowering

@@ -1,0 +1,72 @@
+// IndexExpressionsTest.cpp: coordinate transforms solved as expressions, and what IndexFacts
+// proves about them.
+#include "kiln/lowering/IndexExpressions.h"
+
+#include "LoweringTestSupport.h"
+#include "kiln/graph/ExpressionText.h"
+
+#include <gtest/gtest.h>
+
+namespace kiln::test {
+namespace {
+
+// A 2-D tensor of M x N (row-major), its rows tiled by 64 onto workgroups and workitems.
+struct TiledRows {
+    KernelGraph graph;
+    Id user, rows, cols, number, item, wg, wi;
+    TiledRows() {
+        graph.arguments = {{"M", KernelArgument::Kind::Size, DataType::I64},
+                           {"N", KernelArgument::Kind::Size, DataType::I64}};
+        auto M = argument("M", DataType::I64), N = argument("N", DataType::I64);
+        user = graph.addDimension({DimensionKind::User, M * N, {}, -1, "A", DataType::F32});
+        rows = graph.addDimension({DimensionKind::SubDimension, M, N, 0});
+        cols = graph.addDimension({DimensionKind::SubDimension, N, literal(1), 1});
+        number = graph.addDimension({DimensionKind::MacroTileNumber, ceilDivide(M, literal(64))});
+        item = graph.addDimension({DimensionKind::MacroTileIndex, literal(64)});
+        wg = graph.addDimension({DimensionKind::Workgroup, ceilDivide(M, literal(64)), {}, 0});
+        wi = graph.addDimension({DimensionKind::Workitem, literal(64), {}, 0});
+        graph.addCoordinateEdge(CoordinateEdgeKind::Split, {user}, {rows, cols});
+        graph.addCoordinateEdge(CoordinateEdgeKind::Tile, {rows}, {number, item});
+        graph.addCoordinateEdge(CoordinateEdgeKind::PassThrough, {number}, {wg});
+        graph.addCoordinateEdge(CoordinateEdgeKind::PassThrough, {item}, {wi});
+    }
+};
+
+TEST(IndexExpressions, AnOffsetFromTheGridAndAColumn) {
+    TiledRows t;
+    lowering::IndexFacts const facts(t.graph);
+    auto const s = lowering::solveIndices(
+        t.graph, {{t.wg, index(t.wg)}, {t.wi, index(t.wi)}, {t.cols, literal(3)}}, {t.user}, facts);
+    EXPECT_EQ(toString(s.at(t.user)),
+              fmt::format("(index#{} * 64 + index#{}) * N + 3", t.wg, t.wi));
+    // The row may pass M (a ragged last tile); the workgroup and workitem numbers are within
+    // their tiles by construction, and known indices (the column) are the caller's to check.
+    ASSERT_EQ(s.conditions.size(), 1u);
+    EXPECT_EQ(toString(s.conditions[0]), fmt::format("index#{} * 64 + index#{} < M", t.wg, t.wi));
+}
+
+TEST(IndexExpressions, AnUnreachableTargetIsNamed) {
+    TiledRows t;
+    lowering::IndexFacts const facts(t.graph);
+    EXPECT_THROW(lowering::solveIndices(t.graph, {{t.wi, index(t.wi)}}, {t.user}, facts),
+                 UserError);
+}
+
+TEST(IndexFacts, RangesDivisorsAndDifferences) {
+    TiledRows t;
+    lowering::IndexFacts const facts(t.graph);
+    auto const lane = index(t.wi);
+    EXPECT_EQ(facts.range(lane).hi, 63);
+    EXPECT_EQ(facts.range(lane * literal(4) + literal(3)).hi, 255);
+    EXPECT_TRUE(facts.less(lane, literal(64)));
+    EXPECT_FALSE(facts.less(lane, literal(63)));
+    EXPECT_TRUE(facts.less(index(t.wg), ceilDivide(argument("M", DataType::I64), literal(64))));
+    EXPECT_EQ(facts.powerOfTwoDivisor((index(t.wg) * literal(256) + lane) * literal(4)), 4);
+    EXPECT_EQ(facts.powerOfTwoDivisor(lane * literal(8) + literal(4)), 4);
+    EXPECT_EQ(lowering::IndexFacts::difference(lane * literal(4) + literal(3), lane * literal(4)),
+              3);
+    EXPECT_EQ(lowering::IndexFacts::difference(lane + literal(1), index(t.wg)), std::nullopt);
+}
+
+} // namespace
+} // namespace kiln::test

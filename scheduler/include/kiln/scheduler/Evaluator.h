@@ -1,0 +1,123 @@
+// Evaluator.h: how a sweep learns what a candidate costs.
+//
+// An evaluator takes a batch of candidates and reports each one's outcome as soon as it is
+// known (the sweep writes it to the database at once). The model evaluator asks the cost model;
+// the measured evaluator compiles the batch in parallel child processes (each with a timeout)
+// and times the compiled candidates in one long-lived worker process per device, under a
+// watchdog: a candidate that crashes its worker, hangs, or computes a wrong result is that
+// candidate's failure, the worker is restarted, and the sweep goes on.
+#pragma once
+
+#include "kiln/arch-db/Arch.h"
+#include "kiln/scheduler/CostModel.h"
+#include "kiln/scheduler/Problem.h"
+#include "kiln/scheduler/Solver.h"
+
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace kiln::scheduler {
+
+/// One point to evaluate.
+struct Candidate {
+    Point point;
+    std::map<std::string, std::int64_t> params;
+};
+
+/// What evaluating one candidate found.
+struct Evaluation {
+    bool ok = false;
+    double microseconds = 0; ///< median of the repetitions, or the model's estimate
+    double spread = 0;       ///< (p90 - p10) / median
+    int samples = 0;
+    std::string stage; ///< on failure: compile, timeout, crash, hang, check, run
+    std::string error;
+    double compileSeconds = 0;
+    std::map<std::string, double> extra; ///< registers, shared_bytes, predicted_us...
+};
+
+/// Summary statistics of timed repetitions.
+struct SampleStats {
+    double median = 0, spread = 0;
+};
+/// The median and (p90 - p10) / median of `samples` (not empty).
+SampleStats summarize(std::vector<double> samples);
+
+/// Called once per candidate, from any thread but never concurrently, with its index in the
+/// batch.
+using OnEvaluated = std::function<void(std::size_t index, Evaluation const& evaluation)>;
+
+class Evaluator {
+public:
+    virtual ~Evaluator() = default;
+    /// "model", "measured:cuda", ... (part of the database key).
+    virtual std::string name() const = 0;
+    /// Evaluates every candidate of `batch`, calling `done` for each as it finishes.
+    virtual void evaluate(std::vector<Candidate> const& batch, OnEvaluated const& done) = 0;
+    /// Seconds spent compiling and measuring so far (for the report).
+    virtual double compileSeconds() const { return 0; }
+    virtual double measureSeconds() const { return 0; }
+};
+
+/// The analytical cost model as an evaluator.
+class ModelEvaluator : public Evaluator {
+public:
+    ModelEvaluator(Problem problem, arch::Arch const& arch)
+        : problem_(std::move(problem))
+        , arch_(arch) {}
+    std::string name() const override { return "model"; }
+    void evaluate(std::vector<Candidate> const& batch, OnEvaluated const& done) override;
+
+private:
+    Problem problem_;
+    arch::Arch const& arch_;
+};
+
+/// How the measured evaluator runs its children.
+struct MeasuredOptions {
+    std::string name = "measured";          ///< the evaluator's name in the database key
+    std::vector<std::string> compileArgv;   ///< one child per compile: request on stdin
+    std::vector<std::string> workerArgv;    ///< one long-lived child per device
+    std::vector<int> devices{0};            ///< "--device N" is appended per worker
+    unsigned compileJobs = 2;               ///< compiles at once
+    double compileTimeoutSeconds = 60;      ///< per compile
+    double measureTimeoutSeconds = 30;      ///< per candidate (the watchdog)
+    double workerStartSeconds = 60;         ///< for a worker's "ready" line
+    int warmup = 3, repetitions = 20;
+    nlohmann::json context = nlohmann::json::object(); ///< merged into every request
+};
+
+/// Compiles in parallel children and measures in per-device workers.
+///
+/// Compile request (one line, then stdin closes):  {...context, "params": {...}, "artifact": P}
+/// Compile answer (one line): {"ok": true, "extra": {...}} or {"ok": false, "error": "..."}
+/// Worker: first line {"ready": true, "device": "NAME"}; then per request
+///   {...context, "id": N, "params": {...}, "artifact": P, "warmup": W, "repetitions": R}
+/// the answer {"id": N, "ok": true, "samples_us": [...]} or {"id": N, "ok": false,
+///   "stage": "check"|"run", "error": "..."}.
+class MeasuredEvaluator : public Evaluator {
+public:
+    /// `artifacts` is the folder compiled candidates go to (one file per candidate).
+    MeasuredEvaluator(MeasuredOptions options, std::string artifacts);
+    ~MeasuredEvaluator() override;
+    std::string name() const override { return options_.name; }
+    void evaluate(std::vector<Candidate> const& batch, OnEvaluated const& done) override;
+    double compileSeconds() const override { return compileSeconds_; }
+    double measureSeconds() const override { return measureSeconds_; }
+    /// What the first worker said it measures on ("NVIDIA H100 80GB HBM3"), once started.
+    std::string device() const { return device_; }
+
+private:
+    struct Worker;
+    MeasuredOptions options_;
+    std::string artifacts_;
+    std::vector<std::unique_ptr<Worker>> workers_;
+    std::string device_;
+    double compileSeconds_ = 0, measureSeconds_ = 0;
+    std::size_t counter_ = 0;
+};
+
+} // namespace kiln::scheduler

@@ -1,0 +1,60 @@
+// Sweep.h: one tuning sweep: a strategy proposes, an evaluator evaluates, the database records.
+//
+// Before evaluating a proposed point the sweep looks it up in the database under its key: a
+// record there (from an earlier or killed sweep) is reused, not evaluated again. Every new
+// result is appended to the database as soon as the evaluator reports it. The sweep ends when
+// the strategy is done or the budget (candidates, including reused ones, or seconds) is spent.
+#pragma once
+
+#include "kiln/scheduler/Evaluator.h"
+#include "kiln/scheduler/Strategy.h"
+#include "kiln/scheduler/TuningDatabase.h"
+
+#include <cstdio>
+#include <functional>
+#include <optional>
+#include <vector>
+
+namespace kiln::scheduler {
+
+struct SweepBudget {
+    std::size_t candidates = 0; ///< 0: no limit
+    double seconds = 0;         ///< 0: no limit
+};
+
+/// One candidate of a sweep, in the order it was done.
+struct SweepEntry {
+    Point point;
+    std::map<std::string, std::int64_t> params;
+    Evaluation evaluation;
+    bool reused = false;  ///< taken from the database
+    double elapsed = 0;   ///< seconds since the sweep started, when it finished
+};
+
+struct SweepResult {
+    std::vector<SweepEntry> entries;
+    std::optional<TuningRecord> best; ///< bestOf() over the entries' records
+    std::size_t reused = 0, failures = 0;
+    double seconds = 0, compileSeconds = 0, measureSeconds = 0;
+};
+
+/// What the progress display is told after each candidate.
+struct SweepProgress {
+    std::size_t done = 0, failures = 0, reused = 0;
+    std::size_t total = 0; ///< the budget or the number of valid points
+    double elapsed = 0;
+    std::optional<double> best;
+    std::string bestPoint;
+};
+
+struct SweepOptions {
+    SweepBudget budget;
+    std::size_t batch = 8; ///< candidates proposed and evaluated at once
+    std::function<void(SweepProgress const&)> progress;
+};
+
+/// Runs a sweep over `solver`'s space.
+SweepResult runSweep(Solver const& solver, Strategy& strategy, Evaluator& evaluator,
+                     TuningDatabase& database, TuningKey const& key, SweepOptions const& options);
+
+} // namespace kiln::scheduler

@@ -1,0 +1,268 @@
+#include "kiln/scheduler/CostModel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+
+namespace kiln::scheduler {
+
+namespace {
+
+/// Fixed cost of a kernel launch seen from the GPU (a few microseconds on every recent part).
+constexpr double kLaunchMicroseconds = 3.0;
+/// Bytes of a DRAM sector: the least a scattered access moves.
+constexpr double kSectorBytes = 32;
+/// L2-to-multiprocessor bandwidth in bytes per clock per multiprocessor. An estimate: arch-db
+/// has no such fact; microbenchmarks of A100 and H100 report 40 to 70 B/clk/SM.
+constexpr double kL2BytesPerClockPerMultiprocessor = 64;
+
+double factOr(arch::Arch const& a, std::string_view name, double fallback) {
+    auto v = a.fact(name);
+    return v ? double(*v) : fallback;
+}
+
+std::int64_t param(std::map<std::string, std::int64_t> const& params, std::string const& name,
+                   std::int64_t fallback) {
+    auto it = params.find(name);
+    return it == params.end() ? fallback : it->second;
+}
+
+double ceilDiv(double a, double b) { return std::ceil(a / b); }
+
+// The global-load latency in cycles from the instruction table.
+double loadLatency(arch::Arch const& a) {
+    for (char const* name : {"ld.global.v4.f32", "global_load_dwordx4", "global_load_b128"})
+        if (auto const* i = a.findInstruction(name))
+            return i->latency;
+    return 500;
+}
+
+// Blocks of `threads` threads using `registers` each and `shared` bytes that fit on one
+// multiprocessor at once, and which resource stops there. 0 when one block does not fit.
+struct Occupancy {
+    int blocks = 0;
+    std::string limitedBy;
+    std::string reason;
+};
+
+Occupancy occupancy(arch::Arch const& a, int threads, int registers, std::int64_t shared) {
+    Occupancy o;
+    double const wave = factOr(a, "wave_size", 32);
+    if (threads > factOr(a, "max_threads_per_block", 1024)) {
+        o.reason = fmt::format("{} threads per block; the target allows {}", threads,
+                               factOr(a, "max_threads_per_block", 1024));
+        return o;
+    }
+    if (shared > factOr(a, "shared_bytes", 49152)) {
+        o.reason = fmt::format("{} bytes of shared memory per block; the target allows {}", shared,
+                               factOr(a, "shared_bytes", 49152));
+        return o;
+    }
+    double const warps = ceilDiv(threads, wave);
+    struct Limit {
+        double blocks;
+        char const* name;
+    };
+    std::vector<Limit> limits;
+    if (a.fact("registers_per_multiprocessor")) {
+        double const maxPerThread = factOr(a, "max_registers_per_thread", 255);
+        if (registers > maxPerThread) {
+            o.reason = fmt::format("{} registers per thread; the target allows {}", registers,
+                                   maxPerThread);
+            return o;
+        }
+        // Registers are allocated per warp in units of 256 (8 per thread).
+        double const perWarp = ceilDiv(registers, 8) * 8 * wave;
+        limits.push_back({std::floor(factOr(a, "registers_per_multiprocessor", 65536) /
+                                     (perWarp * warps)),
+                          "registers"});
+        limits.push_back(
+            {std::floor(factOr(a, "max_warps_per_multiprocessor", 64) / warps), "warps"});
+        limits.push_back({factOr(a, "max_blocks_per_multiprocessor", 32), "blocks"});
+    } else {
+        // AMD: waves are spread over the SIMDs; each SIMD's VGPR file holds vgprs_per_wave
+        // registers per lane, allocated in granules.
+        double const granule = factOr(a, "vgpr_alloc_granule", 8);
+        double const vgprs = ceilDiv(registers, granule) * granule;
+        double const file = factOr(a, "vgprs_per_wave", 512);
+        if (vgprs > file) {
+            o.reason = fmt::format("{} registers per lane; the target allows {}", registers, file);
+            return o;
+        }
+        double const simds = factOr(a, "simds_per_multiprocessor", 4);
+        double const perSimd = std::min(factOr(a, "max_waves_per_simd", 8), std::floor(file / vgprs));
+        limits.push_back({std::floor(perSimd * simds / warps), "registers"});
+        limits.push_back({std::floor(factOr(a, "max_waves_per_simd", 8) * simds / warps), "waves"});
+    }
+    if (shared > 0)
+        limits.push_back({std::floor(factOr(a, "shared_bytes_per_multiprocessor", 65536) /
+                                     double(shared)),
+                          "shared memory"});
+    auto const least = std::min_element(limits.begin(), limits.end(),
+                                        [](Limit const& x, Limit const& y) {
+                                            return x.blocks < y.blocks;
+                                        });
+    o.blocks = static_cast<int>(std::max(0.0, least->blocks));
+    o.limitedBy = least->name;
+    if (o.blocks == 0)
+        o.reason = fmt::format("one block of {} threads does not fit ({})", threads, least->name);
+    return o;
+}
+
+bool hasMatrixUnit(arch::Arch const& a) {
+    for (char const* c : {"HasMmaSync", "HasMFMA", "HasWMMA"})
+        if (a.has(std::string_view(c)))
+            return true;
+    return false;
+}
+
+struct Machine {
+    double sms, clockHz, bandwidth, l2, latencyCycles, wave, subPartitions;
+    double bytesInFlightNeeded; ///< per multiprocessor, to keep DRAM busy (Little's law)
+};
+
+Machine machineOf(arch::Arch const& a) {
+    Machine m{};
+    m.sms = factOr(a, "multiprocessor_count", 1);
+    m.clockHz = factOr(a, "boost_clock_mhz", 1000) * 1e6;
+    m.bandwidth = factOr(a, "memory_bandwidth_gbps", 1000) * 1e9;
+    m.l2 = factOr(a, "l2_bytes", 4 << 20);
+    m.latencyCycles = loadLatency(a);
+    m.wave = factOr(a, "wave_size", 32);
+    // Four warp schedulers per SM (NVIDIA), one per SIMD (AMD): fewer warps leave issue slots idle.
+    m.subPartitions = factOr(a, "simds_per_multiprocessor", 4);
+    m.bytesInFlightNeeded = m.bandwidth / m.sms * m.latencyCycles / m.clockHz;
+    return m;
+}
+
+CostEstimate infeasible(CostEstimate e, std::string reason) {
+    e.feasible = false;
+    e.reason = std::move(reason);
+    e.microseconds = std::numeric_limits<double>::infinity();
+    return e;
+}
+
+CostEstimate gemm(Problem const& p, arch::Arch const& a,
+                  std::map<std::string, std::int64_t> const& params, ResourceUsage const& used) {
+    Machine const mc = machineOf(a);
+    double const mtM = double(param(params, "MT_M", 64)), mtN = double(param(params, "MT_N", 64));
+    double const mtK = double(param(params, "MT_K", 16));
+    double const stages = double(std::max<std::int64_t>(param(params, "STAGES", 1), 0));
+    double const inBytes = sizeInBytes(p.inputType);
+    CostEstimate e;
+    e.threads = static_cast<int>(param(
+        params, "WG_SIZE", std::int64_t(std::clamp(mtM * mtN / 32, mc.wave, 256.0))));
+    double const accumulators = std::ceil(mtM * mtN / e.threads);
+    e.registers = used.registers.value_or(static_cast<int>(accumulators + 32));
+    e.sharedBytes = used.sharedBytes.value_or(
+        static_cast<std::int64_t>(std::max(stages, 0.0) * (mtM * mtK + mtK * mtN) * inBytes));
+    Occupancy const occ = occupancy(a, e.threads, e.registers, e.sharedBytes);
+    e.blocksPerMultiprocessor = occ.blocks;
+    e.limitedBy = occ.limitedBy;
+    if (occ.blocks == 0)
+        return infeasible(e, occ.reason);
+
+    double const tilesM = ceilDiv(double(p.m), mtM), tilesN = ceilDiv(double(p.n), mtN);
+    double const tiles = tilesM * tilesN, kPadded = ceilDiv(double(p.k), mtK) * mtK;
+    double const concurrent = mc.sms * occ.blocks;
+    e.waves = tiles / concurrent;
+
+    // Compute: padded tiles at the matrix (or FP32) rate, per multiprocessor, with enough warps.
+    bool const matrix = (p.inputType == DataType::F16 || p.inputType == DataType::BF16) &&
+                        hasMatrixUnit(a);
+    double const peak = matrix ? factOr(a,
+                                        p.inputType == DataType::BF16 ? "peak_bf16_matrix_gflops"
+                                                                      : "peak_fp16_matrix_gflops",
+                                        1000) *
+                                     1e9
+                               : factOr(a, "peak_fp32_gflops", 1000) * 1e9;
+    double const tilesPerSm = ceilDiv(tiles, mc.sms);
+    double const activeWarps =
+        std::min<double>(occ.blocks, tilesPerSm) * ceilDiv(e.threads, mc.wave);
+    double const issue = std::min(1.0, activeWarps / mc.subPartitions);
+    double const tileFlops = 2 * mtM * mtN * kPadded;
+    e.computeUs = tilesPerSm * tileFlops / (peak / mc.sms * issue) * 1e6;
+
+    // Shared memory: each warp of a warpsM x warpsN grid reads its rows of A and columns of B.
+    double const warps = ceilDiv(e.threads, mc.wave);
+    double const warpsM = std::max(1.0, std::floor(std::sqrt(warps * mtM / mtN)));
+    double const warpsN = std::max(1.0, std::floor(warps / warpsM));
+    double const sharedPerClock =
+        factOr(a, "shared_banks", 32) * factOr(a, "shared_bank_bytes", 4);
+    double const sharedUs =
+        stages > 0 ? tilesPerSm * kPadded * (mtM * warpsN + mtN * warpsM) * inBytes /
+                         (sharedPerClock * mc.clockHz) * 1e6
+                   : 0;
+
+    // DRAM: what a wave of concurrent tiles reads, reused through L2 when it fits.
+    double const loads = tiles * (mtM + mtN) * kPadded * inBytes;
+    double const waveRows = std::min(tilesM, ceilDiv(std::min(concurrent, tiles), tilesN));
+    double const waveCols = std::min(tilesN, std::min(concurrent, tiles));
+    double const waveBytes = (waveRows * mtM + waveCols * mtN) * kPadded * inBytes;
+    double const outBytes = double(p.m) * double(p.n) * sizeInBytes(p.outputType);
+    e.dramBytes = waveBytes <= mc.l2 ? std::max(p.uniqueBytes(), ceilDiv(tiles, concurrent) *
+                                                                     waveBytes + outBytes)
+                                     : loads + outBytes;
+    double const l2Us = loads / (mc.sms * kL2BytesPerClockPerMultiprocessor * mc.clockHz) * 1e6;
+    double const inFlight = std::min<double>(occ.blocks, tilesPerSm) * std::max(stages, 1.0) *
+                            (mtM + mtN) * mtK * inBytes;
+    e.latencyHiding = std::min(1.0, inFlight / mc.bytesInFlightNeeded);
+    e.memoryUs = e.dramBytes / (mc.bandwidth * e.latencyHiding) * 1e6;
+
+    // One stage serialises a block's loads and its math; other blocks on the SM overlap them.
+    double const slowest = std::max({e.computeUs, e.memoryUs, sharedUs, l2Us});
+    double const overlap = stages >= 2 ? 1.0 : std::min(1.0, (occ.blocks - 1) / 2.0);
+    e.microseconds = slowest + (1 - overlap) * std::min(e.computeUs, e.memoryUs) +
+                     kLaunchMicroseconds;
+    return e;
+}
+
+// Element-wise and row reductions: memory-bound streams.
+CostEstimate stream(Problem const& p, arch::Arch const& a,
+                    std::map<std::string, std::int64_t> const& params, ResourceUsage const& used) {
+    Machine const mc = machineOf(a);
+    CostEstimate e;
+    bool const reduction = p.kind == ProblemKind::Reduction;
+    double const vec = reduction ? 1 : double(std::max<std::int64_t>(param(params, "VEC", 4), 1));
+    e.threads = static_cast<int>(reduction ? param(params, "ROWS", 64)
+                                           : param(params, "WG_SIZE", 256));
+    e.registers = used.registers.value_or(static_cast<int>(16 + 4 * vec));
+    e.sharedBytes = used.sharedBytes.value_or(0);
+    Occupancy const occ = occupancy(a, e.threads, e.registers, e.sharedBytes);
+    e.blocksPerMultiprocessor = occ.blocks;
+    e.limitedBy = occ.limitedBy;
+    if (occ.blocks == 0)
+        return infeasible(e, occ.reason);
+
+    double const items = reduction ? double(p.m) : ceilDiv(double(p.n), vec);
+    double const blocks = ceilDiv(items, e.threads);
+    e.waves = blocks / (mc.sms * occ.blocks);
+    double const blocksPerSm = std::min<double>(occ.blocks, ceilDiv(blocks, mc.sms));
+    double const bytesPerValue =
+        p.readBytes / std::max(1.0, reduction ? double(p.m * p.n) : double(p.n));
+    // One row per workitem: the lanes of a warp read addresses a row apart, so every load moves
+    // a whole sector for one value.
+    double const accessBytes = reduction ? std::max(kSectorBytes, bytesPerValue) : bytesPerValue;
+    e.dramBytes = (reduction ? double(p.m * p.n) * accessBytes : p.readBytes) + p.writtenBytes;
+    double const inFlight = blocksPerSm * e.threads * vec * accessBytes;
+    e.latencyHiding = std::min(1.0, inFlight / mc.bytesInFlightNeeded);
+    // Only the multiprocessors that have a block stream.
+    double const busy = std::min(1.0, blocks / mc.sms);
+    e.memoryUs = e.dramBytes / (mc.bandwidth * e.latencyHiding * busy) * 1e6;
+    e.computeUs = p.flops() / (factOr(a, "peak_fp32_gflops", 1000) * 1e9 * busy) * 1e6;
+    e.microseconds = std::max(e.memoryUs, e.computeUs) + kLaunchMicroseconds;
+    return e;
+}
+
+} // namespace
+
+CostEstimate estimateCost(Problem const& problem, arch::Arch const& arch,
+                          std::map<std::string, std::int64_t> const& params,
+                          ResourceUsage const& measured) {
+    if (problem.kind == ProblemKind::Gemm)
+        return gemm(problem, arch, params, measured);
+    return stream(problem, arch, params, measured);
+}
+
+} // namespace kiln::scheduler

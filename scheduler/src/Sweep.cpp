@@ -1,0 +1,133 @@
+#include "kiln/scheduler/Sweep.h"
+
+#include "kiln/graph/Error.h"
+
+#include <chrono>
+
+namespace kiln::scheduler {
+
+namespace {
+
+TuningRecord recordOf(TuningKey const& key, std::map<std::string, std::int64_t> const& params,
+                      Evaluation const& e) {
+    TuningRecord r;
+    r.key = key;
+    r.point = params;
+    r.status = e.ok ? RecordStatus::Ok : RecordStatus::Failed;
+    r.microseconds = e.microseconds;
+    r.spread = e.spread;
+    r.samples = e.samples;
+    r.stage = e.stage;
+    r.error = e.error;
+    r.compileSeconds = e.compileSeconds;
+    r.extra = e.extra;
+    return r;
+}
+
+Evaluation evaluationOf(TuningRecord const& r) {
+    Evaluation e;
+    e.ok = r.status == RecordStatus::Ok;
+    e.microseconds = r.microseconds;
+    e.spread = r.spread;
+    e.samples = r.samples;
+    e.stage = r.stage;
+    e.error = r.error;
+    e.compileSeconds = r.compileSeconds;
+    e.extra = r.extra;
+    return e;
+}
+
+} // namespace
+
+SweepResult runSweep(Solver const& solver, Strategy& strategy, Evaluator& evaluator,
+                     TuningDatabase& database, TuningKey const& key, SweepOptions const& options) {
+    using Clock = std::chrono::steady_clock;
+    auto const start = Clock::now();
+    auto const elapsed = [&] {
+        return std::chrono::duration<double>(Clock::now() - start).count();
+    };
+    SweepResult result;
+    std::vector<TuningRecord> records;
+    SweepProgress progress;
+    progress.total = options.budget.candidates;
+    if (progress.total == 0) {
+        std::size_t valid = 0;
+        solver.enumerate([&](Point const&) { return ++valid < (std::size_t(1) << 24); });
+        progress.total = valid;
+    }
+
+    auto const finish = [&](Point const& point, std::map<std::string, std::int64_t> const& params,
+                            Evaluation const& e, bool reused) {
+        SweepEntry entry{point, params, e, reused, elapsed()};
+        TuningRecord const record = recordOf(key, params, e);
+        if (!reused)
+            database.append(record);
+        records.push_back(record);
+        result.entries.push_back(std::move(entry));
+        ++progress.done;
+        progress.reused += reused ? 1 : 0;
+        progress.failures += e.ok ? 0 : 1;
+        if (e.ok && (!progress.best || e.microseconds < *progress.best)) {
+            progress.best = e.microseconds;
+            progress.bestPoint = solver.text(point);
+        }
+        progress.elapsed = elapsed();
+        if (options.progress)
+            options.progress(progress);
+    };
+
+    auto const budgetLeft = [&]() -> std::size_t {
+        if (options.budget.seconds > 0 && elapsed() >= options.budget.seconds)
+            return 0;
+        if (options.budget.candidates == 0)
+            return std::size_t(-1);
+        return options.budget.candidates > result.entries.size()
+                   ? options.budget.candidates - result.entries.size()
+                   : 0;
+    };
+
+    while (true) {
+        std::size_t const left = budgetLeft();
+        if (left == 0)
+            break;
+        std::vector<Point> proposed = strategy.propose(std::min(options.batch, left));
+        if (proposed.empty())
+            break;
+        std::vector<Candidate> batch;
+        for (auto const& p : proposed) {
+            auto params = solver.named(p);
+            if (TuningRecord const* old = database.find(key, params)) {
+                Evaluation const e = evaluationOf(*old);
+                finish(p, params, e, true);
+                strategy.observe({p, e.ok, e.microseconds});
+                continue;
+            }
+            batch.push_back({p, std::move(params)});
+        }
+        if (batch.empty())
+            continue;
+        evaluator.evaluate(batch, [&](std::size_t i, Evaluation const& e) {
+            finish(batch[i].point, batch[i].params, e, false);
+        });
+        // Observations in batch order, so that the strategy's next proposals do not depend on
+        // which candidate happened to finish first.
+        std::map<Point, Evaluation const*> byPoint;
+        for (auto it = result.entries.end() - std::ptrdiff_t(batch.size());
+             it != result.entries.end(); ++it)
+            byPoint[it->point] = &it->evaluation;
+        KILN_ASSERT(byPoint.size() == batch.size(), "the evaluator skipped a candidate");
+        for (auto const& c : batch) {
+            Evaluation const& e = *byPoint.at(c.point);
+            strategy.observe({c.point, e.ok, e.microseconds});
+        }
+    }
+    result.seconds = elapsed();
+    result.reused = progress.reused;
+    result.failures = progress.failures;
+    result.compileSeconds = evaluator.compileSeconds();
+    result.measureSeconds = evaluator.measureSeconds();
+    result.best = bestOf(records);
+    return result;
+}
+
+} // namespace kiln::scheduler

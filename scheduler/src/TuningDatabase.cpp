@@ -1,0 +1,249 @@
+#include "kiln/scheduler/TuningDatabase.h"
+
+#include "kiln/graph/Error.h"
+#include "kiln/graph/SourceJson.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <filesystem>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+namespace kiln::scheduler {
+
+namespace {
+
+std::string nowUtc() {
+    std::time_t const t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return text;
+}
+
+std::string pointText(std::map<std::string, std::int64_t> const& point) {
+    std::string out;
+    for (auto const& [name, value] : point)
+        out += fmt::format("{}={};", name, value);
+    return out;
+}
+
+nlohmann::json keyJson(TuningKey const& k) {
+    return {{"problem", k.problem},   {"summary", k.summary},   {"target", k.target},
+            {"gpu", k.gpu},           {"driver", k.driver},     {"kiln", k.kiln},
+            {"pipeline", k.pipeline}, {"evaluator", k.evaluator}};
+}
+
+} // namespace
+
+std::string hashText(std::string const& text) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : text) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    return fmt::format("{:016x}", h);
+}
+
+std::string TuningKey::hash() const {
+    // Fields joined with a separator that cannot occur in any of them unescaped.
+    return hashText(fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", problem, target, gpu,
+                                driver, kiln, pipeline, evaluator));
+}
+
+bool TuningKey::operator==(TuningKey const& o) const {
+    return problem == o.problem && target == o.target && gpu == o.gpu && driver == o.driver &&
+           kiln == o.kiln && pipeline == o.pipeline && evaluator == o.evaluator;
+}
+
+std::string pipelineHash(std::string const& pipelineFile) {
+    std::string const text = readTextFile(pipelineFile);
+    std::string all = text;
+    auto const json = nlohmann::json::parse(text, nullptr, false);
+    if (json.is_object() && json.contains("steps") && json["steps"].is_array())
+        for (auto const& step : json["steps"])
+            if (step.is_object() && step.contains("ruleset") && step["ruleset"].is_string())
+                all += "\x1e" + readTextFile((std::filesystem::path(pipelineFile).parent_path() /
+                                              step["ruleset"].get<std::string>())
+                                                 .string());
+    return hashText(all);
+}
+
+std::string TuningRecord::toJson() const {
+    nlohmann::json j;
+    j["key"] = key.hash();
+    j["key_fields"] = keyJson(key);
+    j["point"] = point;
+    j["status"] = status == RecordStatus::Ok ? "ok" : "failed";
+    if (status == RecordStatus::Ok) {
+        j["us"] = microseconds;
+        j["spread"] = spread;
+        j["samples"] = samples;
+    } else {
+        j["stage"] = stage;
+        j["error"] = error;
+    }
+    j["compile_s"] = compileSeconds;
+    if (!extra.empty())
+        j["extra"] = extra;
+    j["at"] = at.empty() ? nowUtc() : at;
+    return j.dump();
+}
+
+std::optional<TuningRecord> TuningDatabase::parseLine(std::string const& line, std::string* error) {
+    auto const j = nlohmann::json::parse(line, nullptr, false);
+    auto const bad = [&](std::string const& message) -> std::optional<TuningRecord> {
+        if (error)
+            *error = message;
+        return std::nullopt;
+    };
+    if (j.is_discarded())
+        return bad("not a JSON value (a torn or damaged line)");
+    if (!j.is_object())
+        return bad("not a JSON object");
+    try {
+        TuningRecord r;
+        auto const& k = j.at("key_fields");
+        r.key = {k.at("problem").get<std::string>(),   k.value("summary", ""),
+                 k.at("target").get<std::string>(),    k.at("gpu").get<std::string>(),
+                 k.at("driver").get<std::string>(),    k.at("kiln").get<std::string>(),
+                 k.at("pipeline").get<std::string>(), k.at("evaluator").get<std::string>()};
+        if (j.at("key").get<std::string>() != r.key.hash())
+            return bad("its \"key\" does not match its \"key_fields\"");
+        r.point = j.at("point").get<std::map<std::string, std::int64_t>>();
+        std::string const status = j.at("status").get<std::string>();
+        if (status == "ok") {
+            r.status = RecordStatus::Ok;
+            r.microseconds = j.at("us").get<double>();
+            r.spread = j.value("spread", 0.0);
+            r.samples = j.value("samples", 0);
+        } else if (status == "failed") {
+            r.status = RecordStatus::Failed;
+            r.stage = j.value("stage", "");
+            r.error = j.value("error", "");
+        } else {
+            return bad(fmt::format("unknown status '{}'", status));
+        }
+        r.compileSeconds = j.value("compile_s", 0.0);
+        if (j.contains("extra"))
+            r.extra = j.at("extra").get<std::map<std::string, double>>();
+        r.at = j.value("at", "");
+        return r;
+    } catch (nlohmann::json::exception const& e) {
+        return bad(fmt::format("not a tuning record: {}", e.what()));
+    }
+}
+
+TuningDatabase::TuningDatabase(std::string path)
+    : path_(std::move(path)) {
+    auto const folder = std::filesystem::path(path_).parent_path();
+    std::error_code ec;
+    if (!folder.empty())
+        std::filesystem::create_directories(folder, ec);
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd_ < 0)
+        fail("cannot open the tuning database '{}': {}", path_, std::strerror(errno));
+    std::string const text = readTextFile(path_);
+    std::int64_t number = 0;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = text.find('\n', start);
+        bool const torn = end == std::string::npos;
+        if (torn)
+            end = text.size();
+        ++number;
+        std::string const line = text.substr(start, end - start);
+        start = end + 1;
+        if (line.empty())
+            continue;
+        std::string error;
+        auto record = parseLine(line, &error);
+        if (!record) {
+            problems_.push_back({number, torn ? "a torn last line (its writer was killed): " + error
+                                              : error});
+            continue;
+        }
+        index_[record->key.hash() + pointText(record->point)] = records_.size();
+        records_.push_back(std::move(*record));
+    }
+    // A torn last line has no newline: start the next record on a line of its own.
+    if (!text.empty() && text.back() != '\n' && ::write(fd_, "\n", 1) != 1)
+        fail("cannot write to the tuning database '{}': {}", path_, std::strerror(errno));
+}
+
+TuningDatabase::~TuningDatabase() {
+    if (fd_ >= 0)
+        ::close(fd_);
+}
+
+void TuningDatabase::append(TuningRecord const& record) {
+    TuningRecord r = record;
+    if (r.at.empty())
+        r.at = nowUtc();
+    std::string const line = r.toJson() + "\n";
+    // One write() of the whole line on an O_APPEND descriptor: the kernel has it once this
+    // returns, so a SIGKILL later cannot lose it; other writers' lines do not interleave with it.
+    std::size_t done = 0;
+    while (done < line.size()) {
+        ssize_t const n = ::write(fd_, line.data() + done, line.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            fail("cannot write to the tuning database '{}': {}", path_, std::strerror(errno));
+        done += static_cast<std::size_t>(n);
+    }
+    index_[r.key.hash() + pointText(r.point)] = records_.size();
+    records_.push_back(std::move(r));
+}
+
+TuningRecord const* TuningDatabase::find(TuningKey const& key,
+                                         std::map<std::string, std::int64_t> const& point) const {
+    auto it = index_.find(key.hash() + pointText(point));
+    if (it == index_.end())
+        return nullptr;
+    TuningRecord const& r = records_[it->second];
+    return r.key == key ? &r : nullptr; // a hash collision is not the same key
+}
+
+std::optional<TuningRecord> TuningDatabase::best(TuningKey const& key) const {
+    std::vector<TuningRecord> same;
+    for (auto const& r : records_)
+        if (r.key == key)
+            same.push_back(r);
+    return bestOf(same);
+}
+
+std::vector<TuningKey> TuningDatabase::keys() const {
+    std::vector<TuningKey> out;
+    for (auto const& r : records_)
+        if (std::find(out.begin(), out.end(), r.key) == out.end())
+            out.push_back(r.key);
+    return out;
+}
+
+std::optional<TuningRecord> bestOf(std::vector<TuningRecord> const& records) {
+    TuningRecord const* fastest = nullptr;
+    for (auto const& r : records)
+        if (r.status == RecordStatus::Ok && (!fastest || r.microseconds < fastest->microseconds))
+            fastest = &r;
+    if (!fastest)
+        return std::nullopt;
+    TuningRecord const* chosen = fastest;
+    for (auto const& r : records) {
+        if (r.status != RecordStatus::Ok)
+            continue;
+        double const noise = std::max(fastest->spread, r.spread) * fastest->microseconds;
+        bool const tie = r.microseconds - fastest->microseconds <= noise;
+        if (tie && r.point < chosen->point)
+            chosen = &r;
+    }
+    return *chosen;
+}
+
+} // namespace kiln::scheduler

@@ -1,0 +1,100 @@
+// The analytical cost model: occupancy limits, infeasible blocks, and orderings any sensible
+// model must get right, computed from arch-db's facts.
+#include "kiln/arch-db/ArchLibrary.h"
+#include "kiln/graph/CommandJson.h"
+#include "kiln/scheduler/CostModel.h"
+
+#include <gtest/gtest.h>
+
+using namespace kiln;
+using namespace kiln::scheduler;
+
+namespace {
+
+Problem gemm(std::int64_t size) {
+    Command const c = loadCommand(std::string(KILN_SOURCE_DIR) + "/examples/gemm-f16.json");
+    return problemOf(c, {{"M", double(size)}, {"N", double(size)}, {"K", double(size)}});
+}
+
+CostEstimate cost(Problem const& p, std::string const& target,
+                  std::map<std::string, std::int64_t> const& params) {
+    return estimateCost(p, arch::ArchLibrary::get(target), params);
+}
+
+} // namespace
+
+TEST(Problem, AGemmCommandAtConcreteSizes) {
+    Problem const p = gemm(4096);
+    EXPECT_EQ(p.kind, ProblemKind::Gemm);
+    EXPECT_EQ(p.m, 4096);
+    EXPECT_EQ(p.n, 4096);
+    EXPECT_EQ(p.k, 4096);
+    EXPECT_EQ(p.summary(), "gemm 4096x4096x4096 f16->f16");
+    EXPECT_DOUBLE_EQ(p.flops(), 2.0 * 4096 * 4096 * 4096);
+    EXPECT_DOUBLE_EQ(p.uniqueBytes(), 3.0 * 4096 * 4096 * 2);
+    EXPECT_EQ(p.canonical(), gemm(4096).canonical());
+    EXPECT_NE(p.canonical(), gemm(1024).canonical());
+    EXPECT_NE(p.canonical().find(R"("strides":[4096,1])"), std::string::npos);
+}
+
+TEST(CostModel, OccupancyFollowsSharedMemoryAndRegisters) {
+    Problem const p = gemm(4096);
+    // 128x128x32 f16, 2 stages: 32 KB of shared memory per block; 256 threads with 64
+    // accumulators each (+32) = 96 registers -> 65536 / (96 * 256) = 2 blocks by registers.
+    CostEstimate const e = cost(p, "sm_90a", {{"MT_M", 128}, {"MT_N", 128}, {"MT_K", 32},
+                                              {"STAGES", 2}});
+    EXPECT_TRUE(e.feasible);
+    EXPECT_EQ(e.threads, 256);
+    EXPECT_EQ(e.registers, 96);
+    EXPECT_EQ(e.sharedBytes, 2 * (128 * 32 + 32 * 128) * 2);
+    EXPECT_EQ(e.blocksPerMultiprocessor, 2);
+    EXPECT_EQ(e.limitedBy, "registers");
+    // Four stages of 64-wide K slices need 128 KB: one block per SM on sm_90a's 228 KB.
+    CostEstimate const big = cost(p, "sm_90a", {{"MT_M", 128}, {"MT_N", 128}, {"MT_K", 64},
+                                                {"STAGES", 4}});
+    EXPECT_EQ(big.blocksPerMultiprocessor, 1);
+    EXPECT_EQ(big.limitedBy, "shared memory");
+}
+
+TEST(CostModel, ABlockThatDoesNotFitIsInfeasible) {
+    CostEstimate const e = cost(gemm(4096), "sm_80", {{"MT_M", 256}, {"MT_N", 256},
+                                                      {"MT_K", 64}, {"STAGES", 4}});
+    EXPECT_FALSE(e.feasible);
+    EXPECT_EQ(e.reason, "262144 bytes of shared memory per block; the target allows 166912");
+    EXPECT_TRUE(std::isinf(e.microseconds));
+}
+
+TEST(CostModel, OrderingsThatMustHold) {
+    Problem const p = gemm(4096);
+    auto const us = [&](std::string const& t, std::int64_t m, std::int64_t n, std::int64_t k,
+                        std::int64_t s) {
+        return cost(p, t, {{"MT_M", m}, {"MT_N", n}, {"MT_K", k}, {"STAGES", s}}).microseconds;
+    };
+    // Tiny tiles re-read A and B from memory far more often than large ones.
+    EXPECT_GT(us("sm_90a", 16, 16, 16, 1), 4 * us("sm_90a", 128, 128, 32, 2));
+    // A second stage hides the loads behind the math of a lone block.
+    EXPECT_LT(us("sm_90a", 128, 128, 64, 2), us("sm_90a", 128, 128, 64, 1));
+    // H100 beats A100 on the same schedule.
+    EXPECT_LT(us("sm_90a", 128, 128, 32, 2), us("sm_80", 128, 128, 32, 2));
+    // The best schedule is no faster than the matrix peak allows.
+    double const floor = p.flops() / (989400e9) * 1e6;
+    EXPECT_GT(us("sm_90a", 128, 128, 32, 2), floor);
+    // A problem 64 times smaller takes less time.
+    EXPECT_LT(cost(gemm(1024), "sm_90a", {{"MT_M", 128}, {"MT_N", 128}}).microseconds,
+              us("sm_90a", 128, 128, 16, 1));
+}
+
+TEST(CostModel, StreamsAreBoundByBandwidth) {
+    Command const c = loadCommand(std::string(KILN_SOURCE_DIR) + "/examples/axpy.json");
+    Problem const p = problemOf(c, {{"N", double(1 << 26)}});
+    EXPECT_EQ(p.kind, ProblemKind::Elementwise);
+    CostEstimate const e = cost(p, "sm_90a", {{"WG_SIZE", 256}, {"VEC", 4}});
+    EXPECT_DOUBLE_EQ(p.readBytes + p.writtenBytes, 3.0 * 4 * (1 << 26));
+    double const atBandwidth = (p.readBytes + p.writtenBytes) / 3350e9 * 1e6;
+    EXPECT_GE(e.microseconds, atBandwidth);
+    EXPECT_LT(e.microseconds, 1.5 * atBandwidth);
+    // 64 blocks of 1024 x 64 values leave half the SMs of an H100 idle.
+    Problem const small = problemOf(c, {{"N", double(1 << 22)}});
+    EXPECT_GT(cost(small, "sm_90a", {{"WG_SIZE", 1024}, {"VEC", 64}}).microseconds,
+              1.5 * cost(small, "sm_90a", {{"WG_SIZE", 256}, {"VEC", 4}}).microseconds);
+}

@@ -1,0 +1,200 @@
+// The measured evaluator with real child processes (tests/scheduler/FakeWorker.cpp): a candidate
+// that crashes its worker, hangs, computes a wrong result, or whose compile hangs or crashes is
+// recorded as that candidate's failure, and the candidates after it are still measured. A sweep
+// killed with SIGKILL mid-way resumes without losing or duplicating a record.
+#include "kiln/scheduler/Evaluator.h"
+#include "kiln/scheduler/Strategy.h"
+#include "kiln/scheduler/Sweep.h"
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <set>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace kiln;
+using namespace kiln::scheduler;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path freshFolder(std::string const& name) {
+    fs::path const p = fs::temp_directory_path() / fmt::format("kiln-{}-{}", name, ::getpid());
+    fs::remove_all(p);
+    fs::create_directories(p);
+    return p;
+}
+
+MeasuredOptions fakeOptions() {
+    MeasuredOptions o;
+    o.name = "measured:fake";
+    o.compileArgv = {KILN_FAKE_WORKER, "compile"};
+    o.workerArgv = {KILN_FAKE_WORKER, "measure"};
+    o.compileJobs = 3;
+    o.compileTimeoutSeconds = 2;
+    o.measureTimeoutSeconds = 2;
+    o.repetitions = 10;
+    return o;
+}
+
+Candidate candidate(std::int64_t fault, std::int64_t mtM) {
+    return {{fault, mtM}, {{"FAULT", fault}, {"MT_M", mtM}}};
+}
+
+} // namespace
+
+TEST(SampleStats, MedianAndSpread) {
+    SampleStats const s = summarize({5, 1, 4, 2, 3});
+    EXPECT_DOUBLE_EQ(s.median, 3);
+    EXPECT_DOUBLE_EQ(s.spread, (4.6 - 1.4) / 3);
+}
+
+TEST(MeasuredEvaluator, EachFaultIsThatCandidatesFailureAndTheRestAreMeasured) {
+    fs::path const dir = freshFolder("faults");
+    MeasuredEvaluator evaluator(fakeOptions(), (dir / "artifacts").string());
+    std::vector<Candidate> const batch = {candidate(0, 64), candidate(1, 64), candidate(0, 32),
+                                          candidate(2, 64), candidate(0, 128), candidate(3, 64),
+                                          candidate(4, 64), candidate(5, 64), candidate(6, 64),
+                                          candidate(0, 16)};
+    std::vector<Evaluation> results(batch.size());
+    std::vector<int> calls(batch.size(), 0);
+    evaluator.evaluate(batch, [&](std::size_t i, Evaluation const& e) {
+        results[i] = e;
+        ++calls[i];
+    });
+    for (std::size_t i = 0; i < batch.size(); ++i)
+        EXPECT_EQ(calls[i], 1) << i;
+
+    EXPECT_TRUE(results[0].ok);
+    EXPECT_NEAR(results[0].microseconds, 100, 1.0);
+    EXPECT_EQ(results[0].samples, 10);
+    EXPECT_GT(results[0].spread, 0.0);
+    EXPECT_LT(results[0].spread, 0.03);
+    EXPECT_EQ(results[0].extra.at("registers"), 42);
+
+    EXPECT_FALSE(results[1].ok);
+    EXPECT_EQ(results[1].stage, "crash");
+    EXPECT_EQ(results[1].error, "the worker died: killed by SIGSEGV (Segmentation fault)");
+
+    EXPECT_TRUE(results[2].ok); // after the crash: a new worker
+    EXPECT_NEAR(results[2].microseconds, 132, 2.0);
+
+    EXPECT_FALSE(results[3].ok);
+    EXPECT_EQ(results[3].stage, "hang");
+    EXPECT_EQ(results[3].error, "no answer within 2 s; the watchdog killed the worker");
+
+    EXPECT_TRUE(results[4].ok); // after the hang
+    EXPECT_NEAR(results[4].microseconds, 164, 2.0);
+
+    EXPECT_FALSE(results[5].ok);
+    EXPECT_EQ(results[5].stage, "check");
+    EXPECT_EQ(results[5].error, "wrong result: max relative error 0.5 (tolerance 1e-05)");
+
+    EXPECT_FALSE(results[6].ok);
+    EXPECT_EQ(results[6].stage, "timeout");
+    EXPECT_EQ(results[6].error, "the compile did not finish within 2 s");
+
+    EXPECT_FALSE(results[7].ok);
+    EXPECT_EQ(results[7].stage, "compile");
+    EXPECT_EQ(results[7].error,
+              "the compiler killed by SIGABRT (Aborted): fake compiler: internal failure");
+
+    EXPECT_FALSE(results[8].ok);
+    EXPECT_EQ(results[8].stage, "compile");
+    EXPECT_EQ(results[8].error, "ptxas: too many registers");
+
+    EXPECT_TRUE(results[9].ok);
+    EXPECT_EQ(evaluator.device(), "fake device");
+    EXPECT_GT(evaluator.compileSeconds(), 2.0); // the hanging compile ran until its timeout
+    fs::remove_all(dir);
+}
+
+namespace {
+
+SearchSpace faultSpace() {
+    return parseSearchSpace(R"({"space": "f", "version": 1, "parameters": {
+        "MT_M": {"pow2": {"min": 16, "max": 256}}, "STAGES": {"range": {"min": 1, "max": 4}},
+        "FAULT": {"values": [0, 1, 3]}},
+        "constraints": ["$FAULT == 0 || $STAGES == 2"]})",
+                            "fault.space.json");
+}
+
+TuningKey faultKey() {
+    return {"{\"problem\":1}", "fake", "sm_90a", "fake device", "none", "test", "0", "measured:fake"};
+}
+
+} // namespace
+
+TEST(Sweep, CompletesOverFaultsAndRecordsEveryCandidate) {
+    fs::path const dir = freshFolder("sweep");
+    SearchSpace const space = faultSpace();
+    Solver const solver(space, {});
+    std::size_t const valid = solver.all().size();
+    ASSERT_EQ(valid, 5u * 4 + 5 * 2);
+    auto strategy = makeStrategy(solver, {.name = "exhaustive"});
+    MeasuredEvaluator evaluator(fakeOptions(), (dir / "artifacts").string());
+    TuningDatabase db((dir / "db.jsonl").string());
+    SweepResult const r = runSweep(solver, *strategy, evaluator, db, faultKey(), {});
+    EXPECT_EQ(r.entries.size(), valid);
+    EXPECT_EQ(r.failures, 10u);
+    ASSERT_TRUE(r.best);
+    EXPECT_EQ(r.best->point, (std::map<std::string, std::int64_t>{
+                                 {"FAULT", 0}, {"MT_M", 64}, {"STAGES", 1}}));
+    TuningDatabase const reread((dir / "db.jsonl").string());
+    EXPECT_EQ(reread.records().size(), valid);
+    EXPECT_TRUE(reread.problems().empty());
+    fs::remove_all(dir);
+}
+
+TEST(Sweep, KilledMidwayResumesWithoutLosingOrDuplicatingRecords) {
+    fs::path const dir = freshFolder("resume");
+    std::string const dbPath = (dir / "db.jsonl").string();
+    SearchSpace const space = faultSpace();
+    Solver const solver(space, {});
+    std::size_t const valid = solver.all().size();
+    auto runOnce = [&] {
+        auto strategy = makeStrategy(solver, {.name = "random", .seed = 7});
+        MeasuredOptions o = fakeOptions();
+        MeasuredEvaluator evaluator(o, (dir / "artifacts").string());
+        TuningDatabase db(dbPath);
+        return runSweep(solver, *strategy, evaluator, db, faultKey(), {.budget = {}, .batch = 4});
+    };
+    ::setenv("DELAY_MS", "40", 1);
+    pid_t const child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        runOnce();
+        ::_exit(0);
+    }
+    // Kill the sweep once a third of the candidates are recorded.
+    auto lines = [&] {
+        std::ifstream in(dbPath);
+        return std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(),
+                          '\n');
+    };
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (lines() < std::ptrdiff_t(valid / 3) && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ::kill(child, SIGKILL);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status));
+    std::size_t const before = static_cast<std::size_t>(lines());
+    ASSERT_LT(before, valid);
+    ::unsetenv("DELAY_MS");
+
+    SweepResult const resumed = runOnce();
+    EXPECT_EQ(resumed.entries.size(), valid);
+    EXPECT_EQ(resumed.reused, before);
+    TuningDatabase const db(dbPath);
+    EXPECT_TRUE(db.problems().empty());
+    std::set<std::map<std::string, std::int64_t>> points;
+    for (auto const& r : db.records())
+        EXPECT_TRUE(points.insert(r.point).second) << "duplicated record";
+    EXPECT_EQ(points.size(), valid);
+    fs::remove_all(dir);
+}

@@ -1,0 +1,155 @@
+// The tuning database: records round-trip, keys never mix, damaged lines are reported with
+// their numbers and skipped, a torn last line does not swallow the next record, and near-ties
+// are broken the same way every time.
+#include "kiln/scheduler/TuningDatabase.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+using namespace kiln::scheduler;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path freshFile(std::string const& name) {
+    fs::path const dir = fs::temp_directory_path() / fmt::format("kiln-db-{}-{}", name, ::getpid());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir / "tuning.jsonl";
+}
+
+TuningKey key(std::string problem = R"({"sizes":{"M":64}})") {
+    return {problem, "gemm 64", "sm_90a", "NVIDIA H100", "12040", "0.1.0", "abc", "measured:cuda"};
+}
+
+TuningRecord ok(std::map<std::string, std::int64_t> point, double us, double spread = 0,
+                TuningKey k = key()) {
+    TuningRecord r;
+    r.key = std::move(k);
+    r.point = std::move(point);
+    r.microseconds = us;
+    r.spread = spread;
+    r.samples = 10;
+    return r;
+}
+
+} // namespace
+
+TEST(TuningDatabase, RecordsRoundTripAndAreFoundOnlyUnderTheirKey) {
+    fs::path const file = freshFile("roundtrip");
+    {
+        TuningDatabase db(file.string());
+        db.append(ok({{"MT_M", 64}}, 12.5, 0.02));
+        TuningRecord failed;
+        failed.key = key();
+        failed.point = {{"MT_M", 128}};
+        failed.status = RecordStatus::Failed;
+        failed.stage = "crash";
+        failed.error = "the worker died: killed by SIGSEGV (Segmentation fault)";
+        db.append(failed);
+        db.append(ok({{"MT_M", 64}}, 99, 0, key(R"({"sizes":{"M":128}})")));
+    }
+    TuningDatabase const db(file.string());
+    ASSERT_EQ(db.records().size(), 3u);
+    EXPECT_TRUE(db.problems().empty());
+    TuningRecord const* r = db.find(key(), {{"MT_M", 64}});
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->microseconds, 12.5);
+    EXPECT_EQ(r->spread, 0.02);
+    EXPECT_EQ(r->samples, 10);
+    TuningRecord const* f = db.find(key(), {{"MT_M", 128}});
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->status, RecordStatus::Failed);
+    EXPECT_EQ(f->stage, "crash");
+    // Another shape, another target, another driver: never the same record.
+    EXPECT_EQ(db.find(key(R"({"sizes":{"M":128}})"), {{"MT_M", 64}})->microseconds, 99);
+    TuningKey other = key();
+    other.target = "sm_80";
+    EXPECT_EQ(db.find(other, {{"MT_M", 64}}), nullptr);
+    other = key();
+    other.driver = "12050";
+    EXPECT_EQ(db.find(other, {{"MT_M", 64}}), nullptr);
+    EXPECT_EQ(db.keys().size(), 2u);
+    EXPECT_EQ(db.best(key())->point, (std::map<std::string, std::int64_t>{{"MT_M", 64}}));
+    fs::remove_all(file.parent_path());
+}
+
+TEST(TuningDatabase, DamagedLinesAreReportedWithTheirNumbersAndSkipped) {
+    fs::path const file = freshFile("damaged");
+    std::string const good = ok({{"MT_M", 16}}, 5).toJson();
+    {
+        std::ofstream out(file);
+        out << good << "\n"
+            << "this is not json\n"
+            << "\n"
+            << R"({"key": "x"})" << "\n"
+            << good << "\n"
+            << good.substr(0, 40); // torn: its writer was killed mid-line
+    }
+    TuningDatabase db(file.string());
+    EXPECT_EQ(db.records().size(), 2u);
+    ASSERT_EQ(db.problems().size(), 3u);
+    EXPECT_EQ(db.problems()[0].line, 2);
+    EXPECT_EQ(db.problems()[0].message, "not a JSON value (a torn or damaged line)");
+    EXPECT_EQ(db.problems()[1].line, 4);
+    EXPECT_EQ(db.problems()[1].message,
+              "not a tuning record: [json.exception.out_of_range.403] key 'key_fields' not found");
+    EXPECT_EQ(db.problems()[2].line, 6);
+    EXPECT_EQ(db.problems()[2].message,
+              "a torn last line (its writer was killed): not a JSON value (a torn or damaged "
+              "line)");
+    // The next record starts on a line of its own.
+    db.append(ok({{"MT_M", 32}}, 7));
+    TuningDatabase const again(file.string());
+    EXPECT_EQ(again.records().size(), 3u);
+    EXPECT_EQ(again.problems().size(), 3u);
+    EXPECT_EQ(again.problems()[2].line, 6);
+    EXPECT_EQ(again.records().back().point.at("MT_M"), 32);
+    fs::remove_all(file.parent_path());
+}
+
+TEST(TuningDatabase, ARecordWhoseKeyHashDisagreesIsRejected) {
+    fs::path const file = freshFile("hash");
+    std::string line = ok({{"MT_M", 16}}, 5).toJson();
+    line.replace(line.find("sm_90a"), 6, "sm_80 ");
+    std::ofstream(file) << line << "\n";
+    TuningDatabase const db(file.string());
+    EXPECT_TRUE(db.records().empty());
+    ASSERT_EQ(db.problems().size(), 1u);
+    EXPECT_EQ(db.problems()[0].message, "its \"key\" does not match its \"key_fields\"");
+    fs::remove_all(file.parent_path());
+}
+
+TEST(BestOf, NearTiesWithinTheNoiseGoToTheSmallerPointWhateverTheOrder) {
+    // 100.0 and 100.8 differ by less than their 2% spread: a tie, won by MT_M=32 (smaller).
+    std::vector<TuningRecord> records = {ok({{"MT_M", 64}}, 100.0, 0.02),
+                                         ok({{"MT_M", 32}}, 100.8, 0.02),
+                                         ok({{"MT_M", 16}}, 110.0, 0.02)};
+    EXPECT_EQ(bestOf(records)->point.at("MT_M"), 32);
+    std::reverse(records.begin(), records.end());
+    EXPECT_EQ(bestOf(records)->point.at("MT_M"), 32);
+    // Without noise the fastest wins.
+    records = {ok({{"MT_M", 64}}, 100.0), ok({{"MT_M", 32}}, 100.8)};
+    EXPECT_EQ(bestOf(records)->point.at("MT_M"), 64);
+    EXPECT_FALSE(bestOf({}));
+}
+
+TEST(TuningKey, HashCoversEveryComparedField) {
+    TuningKey const k = key();
+    EXPECT_EQ(k.hash().size(), 16u);
+    EXPECT_EQ(k.hash(), key().hash());
+    TuningKey summaryOnly = k;
+    summaryOnly.summary = "another summary";
+    EXPECT_EQ(summaryOnly.hash(), k.hash());
+    for (auto field : {&TuningKey::problem, &TuningKey::target, &TuningKey::gpu,
+                       &TuningKey::driver, &TuningKey::kiln, &TuningKey::pipeline,
+                       &TuningKey::evaluator}) {
+        TuningKey changed = k;
+        changed.*field += "x";
+        EXPECT_NE(changed.hash(), k.hash());
+        EXPECT_FALSE(changed == k);
+    }
+}

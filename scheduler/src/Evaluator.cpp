@@ -60,23 +60,127 @@ SampleStats summarize(std::vector<double> samples) {
     return s;
 }
 
-void ModelEvaluator::evaluate(std::vector<Candidate> const& batch, OnEvaluated const& done) {
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-        CostEstimate const c = estimateCost(problem_, arch_, batch[i].params);
-        Evaluation e;
-        if (!c.feasible) {
-            e = failure("model", c.reason);
+Evaluation compileCandidate(CompileOptions const& options, Candidate const& candidate,
+                            std::string const& artifact) {
+    auto const start = Clock::now();
+    Evaluation e;
+    try {
+        ChildProcess child(options.argv);
+        nlohmann::json request = options.context;
+        request["params"] = candidate.params;
+        request["artifact"] = artifact;
+        child.writeLine(request.dump());
+        child.closeInput();
+        std::string line;
+        ReadStatus const status =
+            child.readLine(line, std::chrono::duration<double>(options.timeoutSeconds));
+        if (status == ReadStatus::Timeout) {
+            child.kill();
+            child.wait();
+            e = failure("timeout",
+                        fmt::format("the compile did not finish within {} s", options.timeoutSeconds));
+        } else if (status == ReadStatus::Closed) {
+            std::string const how = child.wait();
+            e = failure("compile", "the compiler " + explain(how, child.errorOutput()));
         } else {
-            e.ok = true;
-            e.microseconds = c.microseconds;
+            child.wait();
+            auto const answer = nlohmann::json::parse(line, nullptr, false);
+            if (!answer.is_object() || !answer.contains("ok") || !answer["ok"].is_boolean())
+                e = failure("compile", "the compiler answered something else than a result: " +
+                                           line.substr(0, 200));
+            else if (!answer["ok"].get<bool>())
+                e = failure("compile", answer.value("error", "the compile failed"));
+            else {
+                e.ok = true;
+                if (answer.contains("extra") && answer["extra"].is_object())
+                    for (auto const& [k, v] : answer["extra"].items())
+                        if (v.is_number())
+                            e.extra[k] = v.get<double>();
+            }
         }
-        e.extra = {{"registers", c.registers},
-                   {"shared_bytes", double(c.sharedBytes)},
-                   {"blocks_per_sm", c.blocksPerMultiprocessor},
-                   {"compute_us", c.computeUs},
-                   {"memory_us", c.memoryUs}};
-        done(i, e);
+    } catch (std::exception const& x) {
+        e = failure("compile", x.what());
     }
+    e.compileSeconds = secondsSince(start);
+    return e;
+}
+
+namespace {
+
+// Runs `work(i)` for every i < n on up to `jobs` threads.
+void inParallel(std::size_t n, unsigned jobs, std::function<void(std::size_t)> const& work) {
+    std::atomic<std::size_t> next{0};
+    std::vector<std::thread> threads;
+    unsigned const count = std::max(1u, std::min<unsigned>(jobs, unsigned(n)));
+    for (unsigned j = 0; j < count; ++j)
+        threads.emplace_back([&] {
+            for (std::size_t i = next++; i < n; i = next++)
+                work(i);
+        });
+    for (auto& t : threads)
+        t.join();
+}
+
+std::string artifactPath(std::string const& folder, std::size_t number) {
+    return (std::filesystem::path(folder) / fmt::format("candidate-{}", number)).string();
+}
+
+} // namespace
+
+ModelEvaluator::ModelEvaluator(Problem problem, arch::Arch const& arch,
+                               std::optional<CompileOptions> compile, std::string artifacts)
+    : problem_(std::move(problem))
+    , arch_(arch)
+    , compile_(std::move(compile))
+    , artifacts_(std::move(artifacts)) {
+    if (compile_) {
+        std::error_code ec;
+        std::filesystem::create_directories(artifacts_, ec);
+        if (ec)
+            fail("cannot make the folder '{}': {}", artifacts_, ec.message());
+    }
+}
+
+void ModelEvaluator::evaluate(std::vector<Candidate> const& batch, OnEvaluated const& done) {
+    std::mutex mutex;
+    std::size_t const first = counter_;
+    counter_ += batch.size();
+    auto const one = [&](std::size_t i) {
+        Evaluation compiled;
+        ResourceUsage used;
+        if (compile_) {
+            compiled = compileCandidate(*compile_, batch[i], artifactPath(artifacts_, first + i));
+            if (!compiled.ok) {
+                std::lock_guard lock(mutex);
+                compileSeconds_ += compiled.compileSeconds;
+                done(i, compiled);
+                return;
+            }
+            if (auto r = compiled.extra.find("registers"); r != compiled.extra.end() && r->second > 0)
+                used.registers = static_cast<int>(r->second);
+            if (auto s = compiled.extra.find("shared_bytes"); s != compiled.extra.end())
+                used.sharedBytes = static_cast<std::int64_t>(s->second);
+        }
+        CostEstimate const c = estimateCost(problem_, arch_, batch[i].params, used);
+        Evaluation e = c.feasible ? Evaluation{} : failure("model", c.reason);
+        e.ok = c.feasible;
+        e.microseconds = c.feasible ? c.microseconds : 0;
+        e.compileSeconds = compiled.compileSeconds;
+        e.extra = compiled.extra;
+        e.extra["registers"] = c.registers;
+        e.extra["shared_bytes"] = double(c.sharedBytes);
+        e.extra["blocks_per_sm"] = c.blocksPerMultiprocessor;
+        e.extra["compute_us"] = c.computeUs;
+        e.extra["memory_us"] = c.memoryUs;
+        std::lock_guard lock(mutex);
+        compileSeconds_ += compiled.compileSeconds;
+        done(i, e);
+    };
+    if (compile_)
+        inParallel(batch.size(), compile_->jobs, one);
+    else
+        for (std::size_t i = 0; i < batch.size(); ++i)
+            one(i);
 }
 
 struct MeasuredEvaluator::Worker {
@@ -87,7 +191,7 @@ struct MeasuredEvaluator::Worker {
 MeasuredEvaluator::MeasuredEvaluator(MeasuredOptions options, std::string artifacts)
     : options_(std::move(options))
     , artifacts_(std::move(artifacts)) {
-    if (options_.compileArgv.empty() || options_.workerArgv.empty())
+    if (options_.compile.argv.empty() || options_.workerArgv.empty())
         fail("the measured evaluator needs a compile and a worker program");
     if (options_.devices.empty())
         fail("the measured evaluator needs at least one device");
@@ -106,7 +210,6 @@ void MeasuredEvaluator::evaluate(std::vector<Candidate> const& batch, OnEvaluate
     std::condition_variable ready;
     std::deque<std::size_t> compiled;
     std::vector<Evaluation> results(batch.size());
-    std::atomic<std::size_t> nextCompile{0};
     std::size_t compilesLeft = batch.size();
     std::size_t const first = counter_;
     counter_ += batch.size();
@@ -115,52 +218,10 @@ void MeasuredEvaluator::evaluate(std::vector<Candidate> const& batch, OnEvaluate
         std::lock_guard lock(mutex);
         done(i, e);
     };
-    auto const artifactOf = [&](std::size_t i) {
-        return (std::filesystem::path(artifacts_) / fmt::format("candidate-{}", first + i))
-            .string();
-    };
+    auto const artifactOf = [&](std::size_t i) { return artifactPath(artifacts_, first + i); };
 
     auto compileOne = [&](std::size_t i) {
-        auto const start = Clock::now();
-        Evaluation e;
-        try {
-            ChildProcess child(options_.compileArgv);
-            nlohmann::json request = options_.context;
-            request["params"] = batch[i].params;
-            request["artifact"] = artifactOf(i);
-            child.writeLine(request.dump());
-            child.closeInput();
-            std::string line;
-            ReadStatus const status = child.readLine(
-                line, std::chrono::duration<double>(options_.compileTimeoutSeconds));
-            if (status == ReadStatus::Timeout) {
-                child.kill();
-                child.wait();
-                e = failure("timeout", fmt::format("the compile did not finish within {} s",
-                                                   options_.compileTimeoutSeconds));
-            } else if (status == ReadStatus::Closed) {
-                std::string const how = child.wait();
-                e = failure("compile", "the compiler " + explain(how, child.errorOutput()));
-            } else {
-                child.wait();
-                auto const answer = nlohmann::json::parse(line, nullptr, false);
-                if (!answer.is_object() || !answer.contains("ok"))
-                    e = failure("compile", "the compiler answered something else than a result: " +
-                                               line.substr(0, 200));
-                else if (!answer["ok"].get<bool>())
-                    e = failure("compile", answer.value("error", "the compile failed"));
-                else {
-                    e.ok = true;
-                    if (answer.contains("extra") && answer["extra"].is_object())
-                        for (auto const& [k, v] : answer["extra"].items())
-                            if (v.is_number())
-                                e.extra[k] = v.get<double>();
-                }
-            }
-        } catch (std::exception const& x) {
-            e = failure("compile", x.what());
-        }
-        e.compileSeconds = secondsSince(start);
+        Evaluation const e = compileCandidate(options_.compile, batch[i], artifactOf(i));
         std::lock_guard lock(mutex);
         compileSeconds_ += e.compileSeconds;
         results[i] = e;
@@ -270,13 +331,7 @@ void MeasuredEvaluator::evaluate(std::vector<Candidate> const& batch, OnEvaluate
     };
 
     std::vector<std::thread> threads;
-    unsigned const jobs =
-        std::max(1u, std::min<unsigned>(options_.compileJobs, unsigned(batch.size())));
-    for (unsigned j = 0; j < jobs; ++j)
-        threads.emplace_back([&] {
-            for (std::size_t i = nextCompile++; i < batch.size(); i = nextCompile++)
-                compileOne(i);
-        });
+    threads.emplace_back([&] { inParallel(batch.size(), options_.compile.jobs, compileOne); });
     for (auto& w : workers_)
         threads.emplace_back([&, worker = w.get()] { measureOn(*worker); });
     for (auto& t : threads)

@@ -238,7 +238,8 @@ std::optional<TuningRecord> bestOf(std::vector<TuningRecord> const& records) {
     for (auto const& r : records) {
         if (r.status != RecordStatus::Ok)
             continue;
-        double const noise = std::max(fastest->spread, r.spread) * fastest->microseconds;
+        // Both measurements must agree that the gap is within their noise.
+        double const noise = std::min(fastest->spread, r.spread) * fastest->microseconds;
         bool const tie = r.microseconds - fastest->microseconds <= noise;
         if (tie && r.point < chosen->point)
             chosen = &r;

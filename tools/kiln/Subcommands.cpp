@@ -1,4 +1,5 @@
 #include "Subcommands.h"
+#include "Tuning.h"
 
 namespace kiln::cli {
 
@@ -7,6 +8,7 @@ std::span<const Subcommand> subcommands() {
         {"translate", addTranslate}, {"interp", addInterp}, {"lower", addLower},
         {"rules", addRules},         {"demo", addDemo},     {"arch", addArch},
         {"emit", addEmit},
+        {"tune", addTune},         {"db", addDb},           {"worker", addWorker},
     };
     return table;
 }

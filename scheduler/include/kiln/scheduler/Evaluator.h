@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,38 +63,58 @@ public:
     virtual double measureSeconds() const { return 0; }
 };
 
-/// The analytical cost model as an evaluator.
+/// How candidates are compiled: one child process per compile, several at once.
+///
+/// Request (one line on stdin, which then closes): {...context, "params": {...}, "artifact": P}
+/// Answer (one line): {"ok": true, "extra": {"registers": R, ...}} or {"ok": false, "error": E}
+struct CompileOptions {
+    std::vector<std::string> argv;
+    unsigned jobs = 2;                ///< compiles at once
+    double timeoutSeconds = 60;       ///< per compile; the child is killed after it
+    nlohmann::json context = nlohmann::json::object(); ///< merged into every request
+};
+
+/// Compiles one candidate in a child process; a crash, a timeout or an error is a failed
+/// Evaluation (stage compile or timeout) with the reason. On success `ok` is true and `extra`
+/// holds what the compiler reported.
+Evaluation compileCandidate(CompileOptions const& options, Candidate const& candidate,
+                            std::string const& artifact);
+
+/// The analytical cost model as an evaluator. With compile options, each candidate is first
+/// compiled (lowered, emitted, assembled) in parallel children, a candidate that does not
+/// compile fails, and the model uses the registers and shared memory the assembler reports.
 class ModelEvaluator : public Evaluator {
 public:
-    ModelEvaluator(Problem problem, arch::Arch const& arch)
-        : problem_(std::move(problem))
-        , arch_(arch) {}
-    std::string name() const override { return "model"; }
+    ModelEvaluator(Problem problem, arch::Arch const& arch,
+                   std::optional<CompileOptions> compile = std::nullopt,
+                   std::string artifacts = "");
+    std::string name() const override { return compile_ ? "model:compiled" : "model"; }
     void evaluate(std::vector<Candidate> const& batch, OnEvaluated const& done) override;
+    double compileSeconds() const override { return compileSeconds_; }
 
 private:
     Problem problem_;
     arch::Arch const& arch_;
+    std::optional<CompileOptions> compile_;
+    std::string artifacts_;
+    std::size_t counter_ = 0;
+    double compileSeconds_ = 0;
 };
 
 /// How the measured evaluator runs its children.
 struct MeasuredOptions {
-    std::string name = "measured";          ///< the evaluator's name in the database key
-    std::vector<std::string> compileArgv;   ///< one child per compile: request on stdin
-    std::vector<std::string> workerArgv;    ///< one long-lived child per device
-    std::vector<int> devices{0};            ///< "--device N" is appended per worker
-    unsigned compileJobs = 2;               ///< compiles at once
-    double compileTimeoutSeconds = 60;      ///< per compile
-    double measureTimeoutSeconds = 30;      ///< per candidate (the watchdog)
-    double workerStartSeconds = 60;         ///< for a worker's "ready" line
+    std::string name = "measured";       ///< the evaluator's name in the database key
+    CompileOptions compile;              ///< how candidates are compiled
+    std::vector<std::string> workerArgv; ///< one long-lived child per device
+    std::vector<int> devices{0};         ///< "--device N" is appended per worker
+    double measureTimeoutSeconds = 30;   ///< per candidate (the watchdog)
+    double workerStartSeconds = 60;      ///< for a worker's "ready" line
     int warmup = 3, repetitions = 20;
-    nlohmann::json context = nlohmann::json::object(); ///< merged into every request
+    nlohmann::json context = nlohmann::json::object(); ///< merged into every worker request
 };
 
-/// Compiles in parallel children and measures in per-device workers.
+/// Compiles in parallel children (compileCandidate) and measures in per-device workers.
 ///
-/// Compile request (one line, then stdin closes):  {...context, "params": {...}, "artifact": P}
-/// Compile answer (one line): {"ok": true, "extra": {...}} or {"ok": false, "error": "..."}
 /// Worker: first line {"ready": true, "device": "NAME"}; then per request
 ///   {...context, "id": N, "params": {...}, "artifact": P, "warmup": W, "repetitions": R}
 /// the answer {"id": N, "ok": true, "samples_us": [...]} or {"id": N, "ok": false,

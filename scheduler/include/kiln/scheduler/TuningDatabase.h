@@ -103,9 +103,10 @@ private:
     std::map<std::string, std::size_t> index_; ///< key hash + point text -> record
 };
 
-/// The winner among Ok records: the fastest median; records whose medians differ by less than
-/// their spread (the measured noise) are a tie, broken by the smaller point in parameter order,
-/// so two sweeps over the same results pick the same winner.
+/// The winner among Ok records: the fastest median; a record whose median is within the noise
+/// of the fastest (the smaller of the two spreads, times the fastest median) ties with it, and
+/// ties go to the smallest point (compared as NAME -> value maps, names in alphabetical order),
+/// so two sweeps over the same results, in any order, pick the same winner.
 std::optional<TuningRecord> bestOf(std::vector<TuningRecord> const& records);
 
 } // namespace kiln::scheduler

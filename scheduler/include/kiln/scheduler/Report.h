@@ -1,0 +1,43 @@
+// Report.h: what a sweep shows while it runs and leaves behind when it ends.
+//
+// While it runs: a progress bar on a terminal (one line redrawn in place), or one plain line per
+// candidate when the output is a file or a pipe (CI logs), each with candidates done, failures,
+// the best time so far and the estimated time left. At the end: a table of the fastest
+// candidates and of the failures, and an SVG plot of the sweep (the time of each candidate in
+// the order it was done, failures marked, and the best-so-far curve).
+#pragma once
+
+#include "kiln/scheduler/Solver.h"
+#include "kiln/scheduler/Sweep.h"
+
+#include <cstdio>
+#include <string>
+
+namespace kiln::scheduler {
+
+/// Prints SweepProgress to `out`: a redrawn bar when `terminal`, else one line per update.
+class ProgressPrinter {
+public:
+    ProgressPrinter(std::FILE* out, bool terminal)
+        : out_(out)
+        , terminal_(terminal) {}
+    void operator()(SweepProgress const& p);
+    /// Ends the bar's line (terminal only).
+    void finish();
+
+    /// The text of one update, without a newline (what either mode prints).
+    static std::string line(SweepProgress const& p, bool bar);
+
+private:
+    std::FILE* out_;
+    bool terminal_;
+    bool drawn_ = false;
+};
+
+/// The end-of-sweep table: the `top` fastest candidates, then every failure with its reason.
+std::string reportTable(SweepResult const& result, Solver const& solver, std::size_t top = 10);
+
+/// An SVG plot of the sweep: time per candidate (log scale) and the best-so-far curve.
+std::string reportSvg(SweepResult const& result, std::string const& title);
+
+} // namespace kiln::scheduler

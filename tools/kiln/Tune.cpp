@@ -1,0 +1,210 @@
+// kiln tune CMD.json --space S.json [--target T]... [--evaluator model|interpreter]
+//           [--strategy S] [--seed N] [--budget N] [--seconds S] [--db FILE] [-o DIR] ...
+// Sweeps a search space over a Command's lowering pipeline for each target: the strategy
+// proposes points, the evaluator compiles them in parallel child processes and estimates
+// (cost model) or measures them (a worker process per device), and every result goes to the
+// tuning database at once; a sweep started again over the same database resumes. At the end:
+// DIR/TARGET/report.txt (table) and DIR/TARGET/sweep.svg (plot).
+#include "Output.h"
+#include "Problem.h"
+#include "Tuning.h"
+#include "kiln/arch-db/ArchLibrary.h"
+#include "kiln/graph/CommandJson.h"
+#include "kiln/rules/ArchFacts.h"
+#include "kiln/rules/Pipeline.h"
+#include "kiln/runtime/Ptxas.h"
+#include "kiln/scheduler/Report.h"
+#include "kiln/scheduler/Sweep.h"
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fmt/core.h>
+#include <thread>
+#include <unistd.h>
+
+namespace kiln::cli {
+
+namespace {
+
+std::string selfExecutable() {
+    std::error_code ec;
+    auto const path = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec)
+        fail("cannot find the kiln executable (/proc/self/exe): {}", ec.message());
+    return path.string();
+}
+
+} // namespace
+
+void addTune(CLI::App& app) {
+    struct Options {
+        std::string command, space, pipeline, evaluator = "model", strategy = "model-guided",
+                                              db, output = "tune-out", compile = "auto";
+        std::vector<std::string> targets, sizes;
+        std::uint64_t seed = 1;
+        std::size_t budget = 0, topK = 8, batch = 8;
+        double seconds = 0, compileTimeout = 120, measureTimeout = 60;
+        unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+        int workers = 1, warmup = 2, repetitions = 10;
+        bool quiet = false;
+    };
+    auto o = std::make_shared<Options>();
+    auto* sub = app.add_subcommand("tune", "Sweep a search space of schedules and record every "
+                                           "candidate in a tuning database");
+    sub->add_option("command", o->command, "Command file (JSON)")->required();
+    sub->add_option("--space", o->space, "Search space file (JSON, docs/tuning.md)")->required();
+    sub->add_option("--pipeline", o->pipeline, "Pipeline file (default: the space's \"pipeline\")");
+    sub->add_option("--target", o->targets, "Target(s) to tune for (default: sm_90a)");
+    sub->add_option("--size", o->sizes, "Problem size, NAME=VALUE (repeatable)");
+    sub->add_option("--evaluator", o->evaluator,
+                    "model (the analytical cost model) or interpreter (measured on the CPU by "
+                    "Kiln's reference interpreter)")
+        ->capture_default_str();
+    sub->add_option("--strategy", o->strategy, "exhaustive, random, evolutionary, model-guided")
+        ->capture_default_str();
+    sub->add_option("--seed", o->seed, "Seed of the random strategies")->capture_default_str();
+    sub->add_option("--budget", o->budget, "Most candidates (0: no limit)")->capture_default_str();
+    sub->add_option("--seconds", o->seconds, "Most seconds (0: no limit)")->capture_default_str();
+    sub->add_option("--top-k", o->topK, "model-guided: candidates measured before refining")
+        ->capture_default_str();
+    sub->add_option("--batch", o->batch, "Candidates proposed and evaluated at once")
+        ->capture_default_str();
+    sub->add_option("--db", o->db, "Tuning database (default: DIR/tuning.jsonl)");
+    sub->add_option("-o,--output", o->output, "Folder for reports")->capture_default_str();
+    sub->add_option("--compile", o->compile,
+                    "What compiling a candidate does: auto (emit and assemble where Kiln has a "
+                    "code generator for the target, else lower), lower, emit, none (model only)")
+        ->capture_default_str();
+    sub->add_option("-j,--jobs", o->jobs, "Compiles at once")->capture_default_str();
+    sub->add_option("--workers", o->workers, "interpreter: measuring workers at once")
+        ->capture_default_str();
+    sub->add_option("--compile-timeout", o->compileTimeout, "Seconds per compile")
+        ->capture_default_str();
+    sub->add_option("--measure-timeout", o->measureTimeout, "Seconds per measurement (watchdog)")
+        ->capture_default_str();
+    sub->add_option("--warmup", o->warmup, "Untimed runs per candidate")->capture_default_str();
+    sub->add_option("--repetitions", o->repetitions, "Timed runs per candidate")
+        ->capture_default_str();
+    sub->add_flag("-q,--quiet", o->quiet, "No progress display");
+    sub->callback([o] {
+        Command const command = loadCommand(o->command);
+        scheduler::SearchSpace const space = scheduler::loadSearchSpace(o->space);
+        std::string const pipelineFile = o->pipeline.empty() ? space.pipeline : o->pipeline;
+        if (pipelineFile.empty())
+            fail("{}: the search space names no \"pipeline\"; give --pipeline", o->space);
+        rules::Pipeline const pipeline = rules::loadPipeline(pipelineFile);
+        scheduler::checkAgainstPipeline(space, pipeline);
+        auto const sizes = problemOf(command, o->sizes);
+        scheduler::Problem const problem = scheduler::problemOf(command, sizes);
+        if (o->evaluator != "model" && o->evaluator != "interpreter")
+            fail("unknown evaluator '{}'; expected model or interpreter (measuring on a GPU "
+                 "needs the GPU worker, which this Kiln does not have yet)",
+                 o->evaluator);
+        std::vector<std::string> targets = o->targets;
+        if (targets.empty())
+            targets.push_back("sm_90a");
+        std::string const self = selfExecutable();
+        std::string const dbPath = o->db.empty() ? o->output + "/tuning.jsonl" : o->db;
+        scheduler::TuningDatabase database(dbPath);
+        for (auto const& p : database.problems())
+            fmt::print(stderr, "{}:{}: warning: skipped: {}\n", dbPath, p.line, p.message);
+        bool const haveAssembler = runtime::findPtxas().ok();
+
+        for (auto const& target : targets) {
+            rules::ArchFacts const facts = rules::archFacts(target);
+            arch::Arch const& arch = arch::ArchLibrary::get(target);
+            scheduler::Solver const solver(space, facts);
+
+            std::string compile = o->compile;
+            bool const nvidia = arch.vendor() == arch::Vendor::Nvidia;
+            if (compile == "auto")
+                compile = nvidia ? "emit" : "lower";
+            if (compile != "lower" && compile != "emit" && compile != "none")
+                fail("unknown --compile '{}'; expected auto, lower, emit or none", compile);
+            if (compile == "emit" && !nvidia)
+                fail("--compile emit: Kiln has no code generator for {} yet; use --compile lower",
+                     target);
+            if (compile == "none" && o->evaluator != "model")
+                fail("--compile none works only with the model evaluator");
+            scheduler::CompileOptions compileOptions{
+                .argv = {self, "worker", "compile"},
+                .jobs = o->jobs,
+                .timeoutSeconds = o->compileTimeout,
+                .context = {{"command", o->command},
+                            {"pipeline", pipelineFile},
+                            {"target", target},
+                            {"emit", compile == "emit"},
+                            {"assemble", compile == "emit" && haveAssembler}}};
+
+            std::string const outDir = o->output + "/" + target;
+            std::unique_ptr<scheduler::Evaluator> evaluator;
+            std::string gpu = "none";
+            if (o->evaluator == "model") {
+                std::optional<scheduler::CompileOptions> withCompile;
+                if (compile != "none")
+                    withCompile = compileOptions;
+                evaluator = std::make_unique<scheduler::ModelEvaluator>(
+                    problem, arch, withCompile, outDir + "/candidates");
+            } else {
+                scheduler::MeasuredOptions m{.name = "measured:interpreter",
+                                             .compile = compileOptions,
+                                             .workerArgv = {self, "worker", "measure", "--backend",
+                                                            "interpreter"},
+                                             .devices = {},
+                                             .measureTimeoutSeconds = o->measureTimeout,
+                                             .workerStartSeconds = 60,
+                                             .warmup = o->warmup,
+                                             .repetitions = o->repetitions,
+                                             .context = {{"command", o->command},
+                                                         {"sizes", sizes}}};
+                for (int w = 0; w < std::max(o->workers, 1); ++w)
+                    m.devices.push_back(w);
+                gpu = "cpu (reference interpreter)";
+                evaluator =
+                    std::make_unique<scheduler::MeasuredEvaluator>(m, outDir + "/candidates");
+            }
+            scheduler::TuningKey const key{problem.canonical(), problem.summary(), target,
+                                           gpu,                 "none",            KILN_VERSION,
+                                           scheduler::pipelineHash(pipelineFile),
+                                           evaluator->name()};
+
+            scheduler::StrategyOptions strategyOptions{.name = o->strategy,
+                                                       .seed = o->seed,
+                                                       .population = 16,
+                                                       .topK = o->topK,
+                                                       .predict = {}};
+            strategyOptions.predict = [&](scheduler::Point const& p) {
+                return scheduler::estimateCost(problem, arch, solver.named(p)).microseconds;
+            };
+            auto strategy = scheduler::makeStrategy(solver, strategyOptions);
+
+            scheduler::ProgressPrinter printer(stderr, ::isatty(2) != 0);
+            scheduler::SweepOptions sweepOptions{.budget = {o->budget, o->seconds},
+                                                 .batch = o->batch,
+                                                 .progress = {}};
+            if (!o->quiet)
+                sweepOptions.progress = [&](scheduler::SweepProgress const& p) { printer(p); };
+            fmt::print("tuning {} for {} with the {} evaluator, {} strategy (key {})\n",
+                       problem.summary(), target, evaluator->name(), o->strategy, key.hash());
+            std::fflush(stdout);
+            scheduler::SweepResult const result =
+                scheduler::runSweep(solver, *strategy, *evaluator, database, key, sweepOptions);
+            printer.finish();
+
+            std::string const table = scheduler::reportTable(result, solver);
+            fmt::print("{}", table);
+            std::filesystem::create_directories(outDir);
+            writeFile(outDir + "/report.txt", table);
+            writeFile(outDir + "/sweep.svg",
+                      scheduler::reportSvg(result, fmt::format("{} on {} ({}, {})",
+                                                               problem.summary(), target,
+                                                               evaluator->name(), o->strategy)));
+            fmt::print("wrote {0}/report.txt and {0}/sweep.svg; database {1}\n", outDir, dbPath);
+            if (!result.best)
+                fail("no candidate of the sweep for {} succeeded; see {}/report.txt", target,
+                     outDir);
+        }
+    });
+}
+
+} // namespace kiln::cli

@@ -32,10 +32,10 @@ fs::path freshFolder(std::string const& name) {
 MeasuredOptions fakeOptions() {
     MeasuredOptions o;
     o.name = "measured:fake";
-    o.compileArgv = {KILN_FAKE_WORKER, "compile"};
+    o.compile.argv = {KILN_FAKE_WORKER, "compile"};
     o.workerArgv = {KILN_FAKE_WORKER, "measure"};
-    o.compileJobs = 3;
-    o.compileTimeoutSeconds = 2;
+    o.compile.jobs = 3;
+    o.compile.timeoutSeconds = 2;
     o.measureTimeoutSeconds = 2;
     o.repetitions = 10;
     return o;

@@ -28,7 +28,8 @@ grep -E "runtime:" "$OUT/configure.log"
 
 step "build"
 if ! cmake --build "$BUILD" -j "$JOBS" --target kiln_runtime_tests kiln_runtime_gpu_tests \
-        kiln_gpu_bench kiln >"$OUT/build.log" 2>&1; then
+        kiln_gpu_bench kiln_lowering_tests kiln_lowering_gpu_tests kiln_codegen_bench \
+        >"$OUT/build.log" 2>&1; then
     grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; echo "build failed"; exit 1
 fi
 
@@ -40,7 +41,7 @@ grep -E "\[ gpu  |tests passed|\(Failed\)|\(Skipped\)" "$OUT/ctest-gpu.log" \
     | sed 's/^[0-9]*: //' | awk '!seen[$0]++' | head -40
 
 step "ctest: the rest of the runtime (CPU tests, ptxas)"
-(cd "$BUILD" && ctest -L runtime -LE gpu --output-on-failure) >"$OUT/ctest-runtime.log" 2>&1 \
+(cd "$BUILD" && ctest -L 'runtime|lowering' -LE gpu --output-on-failure) >"$OUT/ctest-runtime.log" 2>&1 \
     || status=1
 grep -E "tests passed|\(Failed\)" "$OUT/ctest-runtime.log"
 
@@ -55,10 +56,15 @@ for pass in 1 2; do
     fi
 done
 
+step "kiln_codegen_bench: generated kernels against the copy bandwidth"
+"$BUILD/bench/kiln_codegen_bench" --benchmark_out="$OUT/codegen-bench.json" \
+    --benchmark_out_format=json >"$OUT/codegen-bench.log" 2>&1 || status=1
+
 echo
 echo "================ summary ================"
 grep -E "tests passed" "$OUT/ctest-gpu.log" | sed 's/^/ctest -L gpu: /'
 grep -E "tests passed" "$OUT/ctest-runtime.log" | sed 's/^/ctest -L runtime -LE gpu: /'
 sed -n '/^---- pass 2/,$p' "$OUT/gpu-bench.log"
+grep -E "^(copy|axpy|row_sum)" "$OUT/codegen-bench.log"
 echo "status: $status (logs and JSON in $OUT)"
 exit $status

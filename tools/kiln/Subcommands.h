@@ -29,5 +29,6 @@ void addLower(CLI::App& app);
 void addRules(CLI::App& app);
 void addArch(CLI::App& app);
 void addEmit(CLI::App& app);
+void addRun(CLI::App& app);
 
 } // namespace kiln::cli

@@ -1,0 +1,77 @@
+// kiln run CMD.json --pipeline P.json [--params A=1] [--target sm_90a] [--size N=4096]
+//          [--repetitions 50] [--device 0]
+// Lowers a Command, emits its kernel, runs it on a GPU on random inputs, checks every tensor
+// against the CPU reference and, with --repetitions, times it with device events. Exits 1 when
+// the result is outside the tolerance or there is no usable GPU.
+#include "DeviceRun.h"
+#include "Params.h"
+#include "Problem.h"
+#include "Subcommands.h"
+#include "kiln/graph/CommandJson.h"
+#include "kiln/graph/Translate.h"
+#include "kiln/lowering/Codegen.h"
+#include "kiln/rules/ArchFacts.h"
+#include "kiln/rules/Pipeline.h"
+#include "kiln/runtime/Platform.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+namespace kiln::cli {
+
+void addRun(CLI::App& app) {
+    struct Options {
+        std::string command, pipeline, target = "sm_90a";
+        std::vector<std::string> params, sizes;
+        int repetitions = 0, device = 0;
+    };
+    auto o = std::make_shared<Options>();
+    auto* sub = app.add_subcommand("run", "Lower, emit and run a Command on a GPU, checked "
+                                          "against the CPU reference");
+    sub->add_option("command", o->command, "Command file (JSON)")->required();
+    sub->add_option("--pipeline", o->pipeline, "Pipeline file (JSON)")->required();
+    sub->add_option("--params", o->params, "Schedule parameters, NAME=INT[,NAME=INT...]");
+    sub->add_option("--target", o->target, "Target of the emitted code")->capture_default_str();
+    sub->add_option("--size", o->sizes, "Problem size or scalar, NAME=VALUE (repeatable)");
+    sub->add_option("--repetitions", o->repetitions, "Timed launches (0: check only)");
+    sub->add_option("--device", o->device, "Device ordinal")->capture_default_str();
+    sub->callback([o] {
+        Command const command = loadCommand(o->command);
+        rules::Pipeline const pipeline = rules::loadPipeline(o->pipeline);
+        KernelGraph graph = translate(command);
+        rules::EngineOptions options{.parameters = parseParams(o->params),
+                                     .arch = rules::archFacts(o->target)};
+        rules::lower(pipeline, graph, options);
+        lowering::CodegenOptions codegen{.target = o->target, .schedule = pipeline.defaults};
+        for (auto const& [name, value] : options.parameters)
+            codegen.schedule[name] = value;
+        auto const kernel = lowering::emitKernel(graph, codegen);
+        auto const problem = problemOf(command, o->sizes);
+
+        auto platform = runtime::loadPlatform("cuda");
+        if (!platform)
+            fail("{}", platform.error().message());
+        auto device = platform.value()->device(o->device);
+        if (!device)
+            fail("{}", device.error().message());
+        auto result = runOnDevice(device.value(), command, problem, graph, kernel,
+                                  {.repetitions = o->repetitions});
+        if (!result)
+            fail("{}", result.error().message());
+        auto const& r = result.value();
+        fmt::print("{} on {} ({}), grid {}x{}x{}, block {}x{}x{}, {} registers\n", kernel.entry,
+                   device.value()->description().name, o->target, r.grid[0], r.grid[1], r.grid[2],
+                   kernel.block[0], kernel.block[1], kernel.block[2], r.registers);
+        fmt::print("max relative error {:.3g} (in {}; tolerance {:.0e})\n", r.maxRelativeError,
+                   r.worstTensor, r.tolerance);
+        if (o->repetitions > 0)
+            fmt::print("time {:.4f} ms median, {:.4f} ms best of {}; {:.1f} GB/s of tensor "
+                       "traffic\n",
+                       r.medianMs, r.minMs, o->repetitions, r.bytes / r.medianMs / 1e6);
+        if (r.maxRelativeError > r.tolerance)
+            fail("the kernel's result differs from the reference (max relative error {:.3g})",
+                 r.maxRelativeError);
+    });
+}
+
+} // namespace kiln::cli

@@ -97,7 +97,8 @@ bool Solver::holds(std::size_t c, Point const& point) const {
     }
 }
 
-SolverStats Solver::enumerate(std::function<bool(Point const&)> const& visit) const {
+SolverStats Solver::enumerate(std::function<bool(Point const&)> const& visit,
+                              std::int64_t maxVisits) const {
     SolverStats stats;
     stats.rejectedBy.assign(space_.constraints.size(), 0);
     std::size_t const depth = space_.parameters.size();
@@ -118,6 +119,10 @@ SolverStats Solver::enumerate(std::function<bool(Point const&)> const& visit) co
             choice[d] = 0;
             ++choice[--d];
             continue;
+        }
+        if (stats.partialPoints == maxVisits) {
+            stats.complete = false;
+            return stats;
         }
         point[d] = values[choice[d]];
         ++stats.partialPoints;
@@ -153,7 +158,11 @@ std::vector<Point> Solver::all(std::int64_t limit) const {
         }
         points.push_back(p);
         return true;
-    });
+    }, kMaxSolverVisits);
+    if (!stats.complete)
+        fail("search space '{}' is too large to enumerate: {} partial points visited and {} valid "
+             "found so far; narrow its domains or put constraints on the first parameters",
+             space_.name, stats.partialPoints, points.size());
     if (tooMany)
         fail("search space '{}' has more than {} valid points; narrow its domains or add "
              "constraints",

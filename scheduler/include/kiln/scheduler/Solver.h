@@ -12,6 +12,7 @@
 #include "kiln/scheduler/SearchSpace.h"
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,7 +28,11 @@ struct SolverStats {
     std::int64_t partialPoints = 0;         ///< nodes of the search tree visited
     std::int64_t validPoints = 0;           ///< leaves that passed every constraint
     std::vector<std::int64_t> rejectedBy;   ///< per constraint: partial points it cut
+    bool complete = true; ///< false when the visit limit stopped the enumeration
 };
+
+/// The most partial points all() visits before it calls a space too large to enumerate.
+inline constexpr std::int64_t kMaxSolverVisits = std::int64_t(1) << 26;
 
 class Solver {
 public:
@@ -38,11 +43,13 @@ public:
     SearchSpace const& space() const { return space_; }
 
     /// Calls `visit` for each valid point in lexicographic order of the domains, until it returns
-    /// false. Returns what the enumeration did.
-    SolverStats enumerate(std::function<bool(Point const&)> const& visit) const;
+    /// false or `maxVisits` partial points have been visited. Returns what it did.
+    SolverStats enumerate(std::function<bool(Point const&)> const& visit,
+                          std::int64_t maxVisits = std::numeric_limits<std::int64_t>::max()) const;
 
     /// Every valid point; a UserError when there is none, naming the constraint that cut most
-    /// (at its location), and when there are more than `limit`.
+    /// (at its location), when there are more than `limit`, and when finding them would visit
+    /// more than kMaxSolverVisits partial points.
     std::vector<Point> all(std::int64_t limit = std::int64_t(1) << 24) const;
 
     /// Whether `point` (one value per parameter, each in its domain) satisfies every constraint.

@@ -1,0 +1,92 @@
+// The sweep's report: the progress lines, the table and the SVG plot of a fixed sweep, compared
+// with golden files in tests/golden/tuning/ (KILN_UPDATE_GOLDEN=1 rewrites them; review the diff).
+#include "kiln/graph/SourceJson.h"
+#include "kiln/scheduler/Report.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <gtest/gtest.h>
+
+using namespace kiln;
+using namespace kiln::scheduler;
+
+namespace {
+
+std::string const kGolden = std::string(KILN_SOURCE_DIR) + "/tests/golden/tuning/";
+
+void expectGolden(std::string const& name, std::string const& text) {
+    std::string const path = kGolden + name;
+    if (std::getenv("KILN_UPDATE_GOLDEN")) {
+        std::ofstream(path) << text;
+        return;
+    }
+    EXPECT_EQ(text, readTextFile(path)) << "run with KILN_UPDATE_GOLDEN=1 to update " << path;
+}
+
+SearchSpace space() {
+    return parseSearchSpace(R"({"space": "r", "version": 1, "parameters": {
+        "MT_M": {"values": [32, 64, 128]}, "STAGES": {"range": {"min": 1, "max": 2}}}})",
+                            "r.space.json");
+}
+
+SweepResult sweep(Solver const& solver) {
+    SweepResult r;
+    double const times[] = {120, 80.5, 0, 64.25, 300, 64.5};
+    std::size_t i = 0;
+    solver.enumerate([&](Point const& p) {
+        SweepEntry e{p, solver.named(p), {}, i == 0, double(i)};
+        if (times[i] > 0) {
+            e.evaluation.ok = true;
+            e.evaluation.microseconds = times[i];
+            e.evaluation.spread = 0.01 * double(i);
+            e.evaluation.samples = 10;
+            e.evaluation.extra["registers"] = 40 + double(i);
+        } else {
+            e.evaluation.stage = "crash";
+            e.evaluation.error = "the worker died: killed by SIGSEGV (Segmentation fault)";
+            ++r.failures;
+        }
+        r.entries.push_back(e);
+        ++i;
+        return true;
+    });
+    r.reused = 1;
+    r.seconds = 12.5;
+    r.compileSeconds = 3.25;
+    r.measureSeconds = 8.5;
+    std::vector<TuningRecord> records;
+    for (auto const& e : r.entries) {
+        TuningRecord t;
+        t.point = e.params;
+        t.status = e.evaluation.ok ? RecordStatus::Ok : RecordStatus::Failed;
+        t.microseconds = e.evaluation.microseconds;
+        t.spread = e.evaluation.spread;
+        records.push_back(t);
+    }
+    r.best = bestOf(records);
+    return r;
+}
+
+} // namespace
+
+TEST(Report, ProgressLines) {
+    SweepProgress p{.done = 7, .failures = 1, .reused = 2, .total = 20, .elapsed = 10,
+                    .best = 64.25, .bestPoint = "MT_M=64,STAGES=2"};
+    EXPECT_EQ(ProgressPrinter::line(p, false),
+              "7/20 done, 1 failed, 2 reused, best 64.25 us (MT_M=64,STAGES=2), ETA 26s");
+    EXPECT_EQ(ProgressPrinter::line(p, true),
+              "[########................] 7/20 done, 1 failed, 2 reused, best 64.25 us "
+              "(MT_M=64,STAGES=2), ETA 26s");
+    EXPECT_EQ(ProgressPrinter::line({.done = 0, .total = 5}, false), "0/5 done, 0 failed, best -");
+}
+
+TEST(Report, TableAndPlotOfAFixedSweep) {
+    SearchSpace const s = space();
+    Solver const solver(s, {});
+    SweepResult const r = sweep(solver);
+    // 64.25 (spread 3%) and 64.5 (spread 5%) tie; MT_M=64,STAGES=2 is also the smaller point.
+    ASSERT_TRUE(r.best);
+    EXPECT_EQ(r.best->point, (std::map<std::string, std::int64_t>{{"MT_M", 64}, {"STAGES", 2}}));
+    expectGolden("report.txt", reportTable(r, solver));
+    expectGolden("sweep.svg", reportSvg(r, "gemm <test> on sm_90a"));
+}

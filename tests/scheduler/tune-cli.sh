@@ -1,0 +1,65 @@
+#!/bin/sh
+# The tuning commands end to end: kiln tune with the cost model (two targets), a repeated
+# sweep that reuses every record, kiln db list/best/merge, a damaged database line reported
+# with its number, and a measured sweep (reference interpreter) killed with SIGKILL and resumed.
+# Usage: tune-cli.sh KILN WORK_DIR   (run from the source tree)
+set -eu
+kiln=$1
+work=$2
+rm -rf "$work"
+mkdir -p "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+
+# 1. The cost model over the GEMM space, for two targets; candidates are lowered in children.
+"$kiln" tune examples/gemm-f16.json --space examples/gemm.space.json --size M=1024 --size N=1024 \
+    --size K=1024 --target sm_90a --target gfx942 --compile lower --budget 12 -j 2 -q \
+    -o "$work/model" > "$work/model.out"
+grep -q "^winner: " "$work/model.out" || fail "no winner"
+[ -s "$work/model/sm_90a/sweep.svg" ] || fail "no plot"
+[ -s "$work/model/gfx942/report.txt" ] || fail "no report"
+[ "$(wc -l < "$work/model/tuning.jsonl")" -eq 24 ] || fail "expected 24 records"
+
+# 2. The same sweep again: everything comes from the database.
+"$kiln" tune examples/gemm-f16.json --space examples/gemm.space.json --size M=1024 --size N=1024 \
+    --size K=1024 --target sm_90a --compile lower --budget 12 -q -o "$work/model" > "$work/again.out"
+grep -q "12 candidates in .* (12 reused from the database" "$work/again.out" || fail "not reused"
+[ "$(wc -l < "$work/model/tuning.jsonl")" -eq 24 ] || fail "records were added on reuse"
+# Another size is another key: nothing reused.
+"$kiln" tune examples/gemm-f16.json --space examples/gemm.space.json --size M=2048 --size N=1024 \
+    --size K=1024 --target sm_90a --compile none --budget 5 -q -o "$work/model" > "$work/other.out"
+grep -q "(0 reused" "$work/other.out" || fail "another shape reused a record"
+
+# 3. kiln db.
+"$kiln" db list "$work/model/tuning.jsonl" > "$work/list.out"
+[ "$(grep -c "gemm 1024x1024x1024 f16->f16" "$work/list.out")" -eq 2 ] || fail "db list"
+"$kiln" db best "$work/model/tuning.jsonl" > "$work/best.out"
+grep -q "on gfx942 (model:compiled): .* us (spread 0.0%) at MT_K=" "$work/best.out" || fail "db best"
+echo 'this line is damaged' >> "$work/model/tuning.jsonl"
+"$kiln" db list "$work/model/tuning.jsonl" 2> "$work/list.err" > /dev/null
+grep -q "tuning.jsonl:30: warning: skipped: not a JSON value" "$work/list.err" || fail "damaged line"
+"$kiln" db merge "$work/merged.jsonl" "$work/model/tuning.jsonl" "$work/model/tuning.jsonl" \
+    > "$work/merge.out" 2> /dev/null
+grep -q "added 29 records, 29 already there" "$work/merge.out" || fail "merge"
+
+# 4. Measured by the interpreter (each candidate emitted and assembled where ptxas exists),
+#    killed mid-way and resumed: every point recorded exactly once.
+"$kiln" tune examples/axpy.json --space examples/elementwise.space.json --size N=20000 \
+    --evaluator interpreter --strategy random --seed 3 --batch 2 -j 2 --repetitions 3 --warmup 1 -q \
+    -o "$work/measured" > "$work/measured1.out" 2>&1 &
+pid=$!
+n=0
+while [ "$n" -lt 6 ]; do
+    sleep 0.1
+    n=$(cat "$work/measured/tuning.jsonl" 2> /dev/null | wc -l)
+    kill -0 $pid 2> /dev/null || fail "the sweep ended before it was killed"
+done
+kill -9 $pid
+wait $pid 2> /dev/null || true
+killed=$(wc -l < "$work/measured/tuning.jsonl")
+"$kiln" tune examples/axpy.json --space examples/elementwise.space.json --size N=20000 \
+    --evaluator interpreter --strategy random --seed 3 --batch 2 -j 2 --repetitions 3 --warmup 1 -q \
+    -o "$work/measured" > "$work/measured2.out" 2>&1 || { cat "$work/measured2.out"; fail "resume"; }
+grep -q "24 candidates in .* ($killed reused from the database" "$work/measured2.out" || fail "resume count"
+[ "$(wc -l < "$work/measured/tuning.jsonl")" -eq 24 ] || fail "records lost or duplicated"
+[ "$(grep -o '"point":{[^}]*}' "$work/measured/tuning.jsonl" | sort -u | wc -l)" -eq 24 ] || fail "dup"
+echo "tune-cli: all checks passed"

@@ -71,8 +71,14 @@ BENCHMARK(BM_CostModelGemm);
 namespace {
 TuningRecord sampleRecord(std::int64_t i) {
     TuningRecord r;
-    r.key = {R"({"command":"gemm_f16","sizes":{"K":4096,"M":4096,"N":4096}})", "gemm", "sm_90a",
-             "NVIDIA H100 80GB HBM3", "12040", "0.1.0", "0123456789abcdef", "measured:cuda"};
+    r.key = {R"({"command":"gemm_f16","sizes":{"K":4096,"M":4096,"N":4096}})",
+             "gemm",
+             "sm_90a",
+             "NVIDIA H100 80GB HBM3",
+             "12040",
+             "0.1.0",
+             "0123456789abcdef",
+             "measured:cuda"};
     r.point = {{"MT_M", 64 + i % 4 * 64}, {"MT_N", 128}, {"MT_K", i}, {"STAGES", 2}};
     r.microseconds = 123.4 + double(i);
     r.spread = 0.01;

@@ -30,8 +30,7 @@ ChildProcess::ChildProcess(std::vector<std::string> const& argv) {
     if (argv.empty())
         fail("no program to start");
     int in[2], out[2], err[2];
-    if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0 ||
-        ::pipe2(err, O_CLOEXEC) != 0)
+    if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)
         fail("cannot make pipes for '{}': {}", argv[0], std::strerror(errno));
     // Build argv before fork: the child may only call async-signal-safe functions.
     std::vector<char*> args;
@@ -90,7 +89,9 @@ bool ChildProcess::writeLine(std::string const& line) {
     return true;
 }
 
-void ChildProcess::closeInput() { closeFd(in_); }
+void ChildProcess::closeInput() {
+    closeFd(in_);
+}
 
 void ChildProcess::drainError(bool block) {
     if (err_ < 0)

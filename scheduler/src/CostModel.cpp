@@ -28,7 +28,9 @@ std::int64_t param(std::map<std::string, std::int64_t> const& params, std::strin
     return it == params.end() ? fallback : it->second;
 }
 
-double ceilDiv(double a, double b) { return std::ceil(a / b); }
+double ceilDiv(double a, double b) {
+    return std::ceil(a / b);
+}
 
 // The global-load latency in cycles from the instruction table.
 double loadLatency(arch::Arch const& a) {
@@ -74,9 +76,9 @@ Occupancy occupancy(arch::Arch const& a, int threads, int registers, std::int64_
         }
         // Registers are allocated per warp in units of 256 (8 per thread).
         double const perWarp = ceilDiv(registers, 8) * 8 * wave;
-        limits.push_back({std::floor(factOr(a, "registers_per_multiprocessor", 65536) /
-                                     (perWarp * warps)),
-                          "registers"});
+        limits.push_back(
+            {std::floor(factOr(a, "registers_per_multiprocessor", 65536) / (perWarp * warps)),
+             "registers"});
         limits.push_back(
             {std::floor(factOr(a, "max_warps_per_multiprocessor", 64) / warps), "warps"});
         limits.push_back({factOr(a, "max_blocks_per_multiprocessor", 32), "blocks"});
@@ -91,18 +93,18 @@ Occupancy occupancy(arch::Arch const& a, int threads, int registers, std::int64_
             return o;
         }
         double const simds = factOr(a, "simds_per_multiprocessor", 4);
-        double const perSimd = std::min(factOr(a, "max_waves_per_simd", 8), std::floor(file / vgprs));
+        double const perSimd =
+            std::min(factOr(a, "max_waves_per_simd", 8), std::floor(file / vgprs));
         limits.push_back({std::floor(perSimd * simds / warps), "registers"});
         limits.push_back({std::floor(factOr(a, "max_waves_per_simd", 8) * simds / warps), "waves"});
     }
     if (shared > 0)
-        limits.push_back({std::floor(factOr(a, "shared_bytes_per_multiprocessor", 65536) /
-                                     double(shared)),
-                          "shared memory"});
-    auto const least = std::min_element(limits.begin(), limits.end(),
-                                        [](Limit const& x, Limit const& y) {
-                                            return x.blocks < y.blocks;
-                                        });
+        limits.push_back(
+            {std::floor(factOr(a, "shared_bytes_per_multiprocessor", 65536) / double(shared)),
+             "shared memory"});
+    auto const least =
+        std::min_element(limits.begin(), limits.end(),
+                         [](Limit const& x, Limit const& y) { return x.blocks < y.blocks; });
     o.blocks = static_cast<int>(std::max(0.0, least->blocks));
     o.limitedBy = least->name;
     if (o.blocks == 0)
@@ -151,8 +153,8 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     double const stages = double(std::max<std::int64_t>(param(params, "STAGES", 1), 0));
     double const inBytes = sizeInBytes(p.inputType);
     CostEstimate e;
-    e.threads = static_cast<int>(param(
-        params, "WG_SIZE", std::int64_t(std::clamp(mtM * mtN / 32, mc.wave, 256.0))));
+    e.threads = static_cast<int>(
+        param(params, "WG_SIZE", std::int64_t(std::clamp(mtM * mtN / 32, mc.wave, 256.0))));
     double const accumulators = std::ceil(mtM * mtN / e.threads);
     e.registers = used.registers.value_or(static_cast<int>(accumulators + 32));
     e.sharedBytes = used.sharedBytes.value_or(
@@ -169,8 +171,8 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     e.waves = tiles / concurrent;
 
     // Compute: padded tiles at the matrix (or FP32) rate, per multiprocessor, with enough warps.
-    bool const matrix = (p.inputType == DataType::F16 || p.inputType == DataType::BF16) &&
-                        hasMatrixUnit(a);
+    bool const matrix =
+        (p.inputType == DataType::F16 || p.inputType == DataType::BF16) && hasMatrixUnit(a);
     double const peak = matrix ? factOr(a,
                                         p.inputType == DataType::BF16 ? "peak_bf16_matrix_gflops"
                                                                       : "peak_fp16_matrix_gflops",
@@ -188,12 +190,10 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     double const warps = ceilDiv(e.threads, mc.wave);
     double const warpsM = std::max(1.0, std::floor(std::sqrt(warps * mtM / mtN)));
     double const warpsN = std::max(1.0, std::floor(warps / warpsM));
-    double const sharedPerClock =
-        factOr(a, "shared_banks", 32) * factOr(a, "shared_bank_bytes", 4);
-    double const sharedUs =
-        stages > 0 ? tilesPerSm * kPadded * (mtM * warpsN + mtN * warpsM) * inBytes /
-                         (sharedPerClock * mc.clockHz) * 1e6
-                   : 0;
+    double const sharedPerClock = factOr(a, "shared_banks", 32) * factOr(a, "shared_bank_bytes", 4);
+    double const sharedUs = stages > 0 ? tilesPerSm * kPadded * (mtM * warpsN + mtN * warpsM) *
+                                             inBytes / (sharedPerClock * mc.clockHz) * 1e6
+                                       : 0;
 
     // DRAM: what a wave of concurrent tiles reads, reused through L2 when it fits.
     double const loads = tiles * (mtM + mtN) * kPadded * inBytes;
@@ -201,9 +201,9 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     double const waveCols = std::min(tilesN, std::min(concurrent, tiles));
     double const waveBytes = (waveRows * mtM + waveCols * mtN) * kPadded * inBytes;
     double const outBytes = double(p.m) * double(p.n) * sizeInBytes(p.outputType);
-    e.dramBytes = waveBytes <= mc.l2 ? std::max(p.uniqueBytes(), ceilDiv(tiles, concurrent) *
-                                                                     waveBytes + outBytes)
-                                     : loads + outBytes;
+    e.dramBytes = waveBytes <= mc.l2
+                      ? std::max(p.uniqueBytes(), ceilDiv(tiles, concurrent) * waveBytes + outBytes)
+                      : loads + outBytes;
     double const l2Us = loads / (mc.sms * kL2BytesPerClockPerMultiprocessor * mc.clockHz) * 1e6;
     double const inFlight = std::min<double>(occ.blocks, tilesPerSm) * std::max(stages, 1.0) *
                             (mtM + mtN) * mtK * inBytes;
@@ -213,8 +213,8 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     // One stage serialises a block's loads and its math; other blocks on the SM overlap them.
     double const slowest = std::max({e.computeUs, e.memoryUs, sharedUs, l2Us});
     double const overlap = stages >= 2 ? 1.0 : std::min(1.0, (occ.blocks - 1) / 2.0);
-    e.microseconds = slowest + (1 - overlap) * std::min(e.computeUs, e.memoryUs) +
-                     kLaunchMicroseconds;
+    e.microseconds =
+        slowest + (1 - overlap) * std::min(e.computeUs, e.memoryUs) + kLaunchMicroseconds;
     return e;
 }
 
@@ -225,8 +225,8 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
     CostEstimate e;
     bool const reduction = p.kind == ProblemKind::Reduction;
     double const vec = reduction ? 1 : double(std::max<std::int64_t>(param(params, "VEC", 4), 1));
-    e.threads = static_cast<int>(reduction ? param(params, "ROWS", 64)
-                                           : param(params, "WG_SIZE", 256));
+    e.threads =
+        static_cast<int>(reduction ? param(params, "ROWS", 64) : param(params, "WG_SIZE", 256));
     e.registers = used.registers.value_or(static_cast<int>(16 + 4 * vec));
     e.sharedBytes = used.sharedBytes.value_or(0);
     Occupancy const occ = occupancy(a, e.threads, e.registers, e.sharedBytes);

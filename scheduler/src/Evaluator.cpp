@@ -77,8 +77,8 @@ Evaluation compileCandidate(CompileOptions const& options, Candidate const& cand
         if (status == ReadStatus::Timeout) {
             child.kill();
             child.wait();
-            e = failure("timeout",
-                        fmt::format("the compile did not finish within {} s", options.timeoutSeconds));
+            e = failure("timeout", fmt::format("the compile did not finish within {} s",
+                                               options.timeoutSeconds));
         } else if (status == ReadStatus::Closed) {
             std::string const how = child.wait();
             e = failure("compile", "the compiler " + explain(how, child.errorOutput()));
@@ -156,7 +156,8 @@ void ModelEvaluator::evaluate(std::vector<Candidate> const& batch, OnEvaluated c
                 done(i, compiled);
                 return;
             }
-            if (auto r = compiled.extra.find("registers"); r != compiled.extra.end() && r->second > 0)
+            if (auto r = compiled.extra.find("registers");
+                r != compiled.extra.end() && r->second > 0)
                 used.registers = static_cast<int>(r->second);
             if (auto s = compiled.extra.find("shared_bytes"); s != compiled.extra.end())
                 used.sharedBytes = static_cast<std::int64_t>(s->second);
@@ -254,15 +255,14 @@ void MeasuredEvaluator::evaluate(std::vector<Candidate> const& batch, OnEvaluate
                     argv.push_back(std::to_string(w.device));
                     w.process = std::make_unique<ChildProcess>(argv);
                     std::string line;
-                    if (w.process->readLine(line, std::chrono::duration<double>(
-                                                      options_.workerStartSeconds)) !=
+                    if (w.process->readLine(
+                            line, std::chrono::duration<double>(options_.workerStartSeconds)) !=
                         ReadStatus::Line) {
                         w.process->kill();
                         std::string const how = w.process->wait();
                         std::string const text = w.process->errorOutput();
                         w.process.reset();
-                        throw std::runtime_error("the worker did not start: " +
-                                                 explain(how, text));
+                        throw std::runtime_error("the worker did not start: " + explain(how, text));
                     }
                     auto const hello = nlohmann::json::parse(line, nullptr, false);
                     std::lock_guard lock(mutex);

@@ -103,9 +103,9 @@ Problem problemOf(Command const& command, std::map<std::string, double> const& g
             ++executes;
             break;
         case CommandOpKind::Multiply: {
-            text += fmt::format(" {} = {}{} x {}{}", op.tag, op.inputs.at(0),
-                                op.transposeA ? "^T" : "", op.inputs.at(1),
-                                op.transposeB ? "^T" : "");
+            text +=
+                fmt::format(" {} = {}{} x {}{}", op.tag, op.inputs.at(0), op.transposeA ? "^T" : "",
+                            op.inputs.at(1), op.transposeB ? "^T" : "");
             p.kind = ProblemKind::Gemm;
             auto const& lhs = command.values().at(op.inputs.at(0));
             auto const& rhs = command.values().at(op.inputs.at(1));

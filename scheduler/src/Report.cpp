@@ -47,18 +47,19 @@ std::string ProgressPrinter::line(SweepProgress const& p, bool bar) {
     if (bar) {
         constexpr int kWidth = 24;
         int const filled =
-            p.total ? static_cast<int>(kWidth * std::min<double>(1.0, double(p.done) / double(p.total)))
-                    : 0;
-        out = "[" + std::string(std::size_t(filled), '#') + std::string(std::size_t(kWidth - filled), '.') +
-              "] ";
+            p.total
+                ? static_cast<int>(kWidth * std::min<double>(1.0, double(p.done) / double(p.total)))
+                : 0;
+        out = "[" + std::string(std::size_t(filled), '#') +
+              std::string(std::size_t(kWidth - filled), '.') + "] ";
     }
     out += fmt::format("{}/{} done, {} failed", p.done, p.total, p.failures);
     if (p.reused)
         out += fmt::format(", {} reused", p.reused);
     out += p.best ? fmt::format(", best {:.2f} us ({})", *p.best, p.bestPoint) : ", best -";
     if (p.done > p.reused && p.total > p.done)
-        out += fmt::format(", ETA {}", duration(p.elapsed / double(p.done - p.reused) *
-                                                double(p.total - p.done)));
+        out += fmt::format(
+            ", ETA {}", duration(p.elapsed / double(p.done - p.reused) * double(p.total - p.done)));
     return out;
 }
 
@@ -90,8 +91,8 @@ std::string reportTable(SweepResult const& result, Solver const& solver, std::si
         "measuring {:.1f} s\n\n",
         result.entries.size(), result.seconds, result.reused, result.failures,
         result.compileSeconds, result.measureSeconds);
-    out += fmt::format("{:>4}  {:>12}  {:>7}  {:>4}  {}\n", "rank", "time (us)", "spread",
-                       "regs", "point");
+    out += fmt::format("{:>4}  {:>12}  {:>7}  {:>4}  {}\n", "rank", "time (us)", "spread", "regs",
+                       "point");
     for (std::size_t i = 0; i < ok.size() && i < top; ++i) {
         auto const& e = *ok[i];
         auto const regs = e.evaluation.extra.find("registers");
@@ -102,17 +103,18 @@ std::string reportTable(SweepResult const& result, Solver const& solver, std::si
                            solver.text(e.point), e.reused ? "  (reused)" : "");
     }
     if (result.best)
-        out += fmt::format("\nwinner: {:.3f} us at {}{}\n", result.best->microseconds,
-                           [&] {
-                               std::string s;
-                               for (auto const& [k, v] : result.best->point)
-                                   s += fmt::format("{}{}={}", s.empty() ? "" : ",", k, v);
-                               return s;
-                           }(),
-                           ok.empty() || ok.front()->params == result.best->point
-                               ? ""
-                               : " (a near-tie within the measured noise, taken by the smaller "
-                                 "point)");
+        out += fmt::format(
+            "\nwinner: {:.3f} us at {}{}\n", result.best->microseconds,
+            [&] {
+                std::string s;
+                for (auto const& [k, v] : result.best->point)
+                    s += fmt::format("{}{}={}", s.empty() ? "" : ",", k, v);
+                return s;
+            }(),
+            ok.empty() || ok.front()->params == result.best->point
+                ? ""
+                : " (a near-tie within the measured noise, taken by the smaller "
+                  "point)");
     if (!failed.empty()) {
         out += fmt::format("\nfailures ({}):\n", failed.size());
         for (auto const* e : failed)
@@ -123,8 +125,7 @@ std::string reportTable(SweepResult const& result, Solver const& solver, std::si
 }
 
 std::string reportSvg(SweepResult const& result, std::string const& title) {
-    constexpr double kWidth = 800, kHeight = 400, kLeft = 70, kRight = 20, kTop = 40,
-                     kBottom = 50;
+    constexpr double kWidth = 800, kHeight = 400, kLeft = 70, kRight = 20, kTop = 40, kBottom = 50;
     double const plotW = kWidth - kLeft - kRight, plotH = kHeight - kTop - kBottom;
     double lo = INFINITY, hi = 0;
     for (auto const& e : result.entries)
@@ -136,18 +137,19 @@ std::string reportSvg(SweepResult const& result, std::string const& title) {
         lo = 1;
         hi = 10;
     }
-    double const logLo = std::floor(std::log10(lo)), logHi = std::max(logLo + 1, std::ceil(std::log10(hi)));
+    double const logLo = std::floor(std::log10(lo)),
+                 logHi = std::max(logLo + 1, std::ceil(std::log10(hi)));
     std::size_t const n = std::max<std::size_t>(result.entries.size(), 1);
     auto const x = [&](std::size_t i) { return kLeft + plotW * (double(i) + 0.5) / double(n); };
     auto const y = [&](double us) {
         return kTop + plotH * (1 - (std::log10(us) - logLo) / (logHi - logLo));
     };
-    std::string svg = fmt::format(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-        "font-family=\"sans-serif\" font-size=\"12\">\n"
-        "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-        "<text x=\"{}\" y=\"20\" font-size=\"14\">{}</text>\n",
-        kWidth, kHeight, kLeft, escapeXml(title));
+    std::string svg =
+        fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+                    "font-family=\"sans-serif\" font-size=\"12\">\n"
+                    "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+                    "<text x=\"{}\" y=\"20\" font-size=\"14\">{}</text>\n",
+                    kWidth, kHeight, kLeft, escapeXml(title));
     // Axes and decades.
     svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"black\"/>\n"
                        "<line x1=\"{0}\" y1=\"{2}\" x2=\"{3}\" y2=\"{2}\" stroke=\"black\"/>\n",

@@ -20,7 +20,9 @@ bool isParameterName(std::string_view s) {
     });
 }
 
-bool isPowerOfTwo(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+bool isPowerOfTwo(std::int64_t v) {
+    return v > 0 && (v & (v - 1)) == 0;
+}
 
 std::vector<std::int64_t> readDomain(JsonValue const& spec) {
     if (!spec.isObject())
@@ -52,10 +54,10 @@ std::vector<std::int64_t> readDomain(JsonValue const& spec) {
             range->fail(fmt::format("expected an object {{\"min\", \"max\", \"step\"}}, got {}",
                                     range->typeName()));
         range->allowOnly({"min", "max", "step"});
-        std::int64_t const lo = (*range)["min"].asInt(-(std::int64_t(1) << 40),
-                                                      std::int64_t(1) << 40);
-        std::int64_t const hi = (*range)["max"].asInt(-(std::int64_t(1) << 40),
-                                                      std::int64_t(1) << 40);
+        std::int64_t const lo =
+            (*range)["min"].asInt(-(std::int64_t(1) << 40), std::int64_t(1) << 40);
+        std::int64_t const hi =
+            (*range)["max"].asInt(-(std::int64_t(1) << 40), std::int64_t(1) << 40);
         std::int64_t const step =
             range->has("step") ? (*range)["step"].asInt(1, std::int64_t(1) << 40) : 1;
         if (hi < lo)
@@ -131,8 +133,8 @@ SearchSpace parseSearchSpace(std::string_view text, std::string const& file) {
     for (auto const& [name, spec] : params.members()) {
         std::string bare = name;
         if (bare.starts_with('$'))
-            spec.failAtKey(fmt::format("write the parameter's name without '$': \"{}\"",
-                                       bare.substr(1)));
+            spec.failAtKey(
+                fmt::format("write the parameter's name without '$': \"{}\"", bare.substr(1)));
         if (!isParameterName(bare))
             spec.failAtKey(fmt::format("'{}' is not a parameter name (an upper-case letter or '_', "
                                        "then letters, digits and '_')",
@@ -198,10 +200,9 @@ void checkAgainstPipeline(SearchSpace const& space, rules::Pipeline const& pipel
         if (known.count(p.name))
             continue;
         auto near = closestMatch(p.name, std::span<std::string const>(names));
-        p.at.failAtKey(fmt::format("'{}' is not a parameter of pipeline '{}'{}; it reads {}",
-                                   p.name, pipeline.name,
-                                   near ? fmt::format(" (did you mean '{}'?)", *near) : "",
-                                   fmt::join(names, ", ")));
+        p.at.failAtKey(fmt::format(
+            "'{}' is not a parameter of pipeline '{}'{}; it reads {}", p.name, pipeline.name,
+            near ? fmt::format(" (did you mean '{}'?)", *near) : "", fmt::join(names, ", ")));
     }
 }
 

@@ -38,9 +38,9 @@ std::size_t offsetOfFact(std::string const& text, std::string const& name) {
     std::string const word = "arch." + name;
     for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
         std::size_t const end = at + word.size();
-        bool const whole = end == text.size() || !(std::isalnum(static_cast<unsigned char>(
-                                                       text[end])) ||
-                                                   text[end] == '_');
+        bool const whole =
+            end == text.size() ||
+            !(std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_');
         if (whole)
             return at;
     }
@@ -89,8 +89,7 @@ bool Solver::holds(std::size_t c, Point const& point) const {
             .asBool();
     } catch (UserError const& e) {
         std::vector<std::string> bound;
-        for (std::size_t i = 0; i < point.size() && i <= std::size_t(constraint.lastParameter);
-             ++i)
+        for (std::size_t i = 0; i < point.size() && i <= std::size_t(constraint.lastParameter); ++i)
             bound.push_back(fmt::format("{}={}", space_.parameters[i].name, point[i]));
         constraint.at.fail(fmt::format("the constraint cannot be evaluated at {}: {}",
                                        fmt::join(bound, ","), e.message()));
@@ -151,14 +150,16 @@ SolverStats Solver::enumerate(std::function<bool(Point const&)> const& visit,
 std::vector<Point> Solver::all(std::int64_t limit) const {
     std::vector<Point> points;
     bool tooMany = false;
-    SolverStats const stats = enumerate([&](Point const& p) {
-        if (static_cast<std::int64_t>(points.size()) == limit) {
-            tooMany = true;
-            return false;
-        }
-        points.push_back(p);
-        return true;
-    }, kMaxSolverVisits);
+    SolverStats const stats = enumerate(
+        [&](Point const& p) {
+            if (static_cast<std::int64_t>(points.size()) == limit) {
+                tooMany = true;
+                return false;
+            }
+            points.push_back(p);
+            return true;
+        },
+        kMaxSolverVisits);
     if (!stats.complete)
         fail("search space '{}' is too large to enumerate: {} partial points visited and {} valid "
              "found so far; narrow its domains or put constraints on the first parameters",

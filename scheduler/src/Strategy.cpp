@@ -9,8 +9,8 @@ namespace kiln::scheduler {
 
 std::uint64_t drawBelow(std::mt19937_64& rng, std::uint64_t n) {
     // Rejection sampling: no modulo bias, and no library distribution whose algorithm varies.
-    std::uint64_t const limit = std::numeric_limits<std::uint64_t>::max() -
-                                std::numeric_limits<std::uint64_t>::max() % n;
+    std::uint64_t const limit =
+        std::numeric_limits<std::uint64_t>::max() - std::numeric_limits<std::uint64_t>::max() % n;
     std::uint64_t x = rng();
     while (x >= limit)
         x = rng();
@@ -109,8 +109,7 @@ public:
 
     void observe(Outcome const& o) override {
         seen_.insert(o.point);
-        results_.emplace(o.ok ? o.microseconds : std::numeric_limits<double>::infinity(),
-                         o.point);
+        results_.emplace(o.ok ? o.microseconds : std::numeric_limits<double>::infinity(), o.point);
     }
 
 private:

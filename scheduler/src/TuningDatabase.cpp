@@ -35,8 +35,8 @@ std::string pointText(std::map<std::string, std::int64_t> const& point) {
 }
 
 nlohmann::json keyJson(TuningKey const& k) {
-    return {{"problem", k.problem},   {"summary", k.summary},   {"target", k.target},
-            {"gpu", k.gpu},           {"driver", k.driver},     {"kiln", k.kiln},
+    return {{"problem", k.problem},   {"summary", k.summary},    {"target", k.target},
+            {"gpu", k.gpu},           {"driver", k.driver},      {"kiln", k.kiln},
             {"pipeline", k.pipeline}, {"evaluator", k.evaluator}};
 }
 
@@ -110,9 +110,9 @@ std::optional<TuningRecord> TuningDatabase::parseLine(std::string const& line, s
     try {
         TuningRecord r;
         auto const& k = j.at("key_fields");
-        r.key = {k.at("problem").get<std::string>(),   k.value("summary", ""),
-                 k.at("target").get<std::string>(),    k.at("gpu").get<std::string>(),
-                 k.at("driver").get<std::string>(),    k.at("kiln").get<std::string>(),
+        r.key = {k.at("problem").get<std::string>(),  k.value("summary", ""),
+                 k.at("target").get<std::string>(),   k.at("gpu").get<std::string>(),
+                 k.at("driver").get<std::string>(),   k.at("kiln").get<std::string>(),
                  k.at("pipeline").get<std::string>(), k.at("evaluator").get<std::string>()};
         if (j.at("key").get<std::string>() != r.key.hash())
             return bad("its \"key\" does not match its \"key_fields\"");
@@ -165,8 +165,8 @@ TuningDatabase::TuningDatabase(std::string path)
         std::string error;
         auto record = parseLine(line, &error);
         if (!record) {
-            problems_.push_back({number, torn ? "a torn last line (its writer was killed): " + error
-                                              : error});
+            problems_.push_back(
+                {number, torn ? "a torn last line (its writer was killed): " + error : error});
             continue;
         }
         index_[record->key.hash() + pointText(record->point)] = records_.size();

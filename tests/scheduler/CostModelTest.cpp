@@ -1,8 +1,9 @@
 // The analytical cost model: occupancy limits, infeasible blocks, and orderings any sensible
 // model must get right, computed from arch-db's facts.
+#include "kiln/scheduler/CostModel.h"
+
 #include "kiln/arch-db/ArchLibrary.h"
 #include "kiln/graph/CommandJson.h"
-#include "kiln/scheduler/CostModel.h"
 
 #include <gtest/gtest.h>
 
@@ -41,8 +42,8 @@ TEST(CostModel, OccupancyFollowsSharedMemoryAndRegisters) {
     Problem const p = gemm(4096);
     // 128x128x32 f16, 2 stages: 32 KB of shared memory per block; 256 threads with 64
     // accumulators each (+32) = 96 registers -> 65536 / (96 * 256) = 2 blocks by registers.
-    CostEstimate const e = cost(p, "sm_90a", {{"MT_M", 128}, {"MT_N", 128}, {"MT_K", 32},
-                                              {"STAGES", 2}});
+    CostEstimate const e =
+        cost(p, "sm_90a", {{"MT_M", 128}, {"MT_N", 128}, {"MT_K", 32}, {"STAGES", 2}});
     EXPECT_TRUE(e.feasible);
     EXPECT_EQ(e.threads, 256);
     EXPECT_EQ(e.registers, 96);
@@ -50,15 +51,15 @@ TEST(CostModel, OccupancyFollowsSharedMemoryAndRegisters) {
     EXPECT_EQ(e.blocksPerMultiprocessor, 2);
     EXPECT_EQ(e.limitedBy, "registers");
     // Four stages of 64-wide K slices need 128 KB: one block per SM on sm_90a's 228 KB.
-    CostEstimate const big = cost(p, "sm_90a", {{"MT_M", 128}, {"MT_N", 128}, {"MT_K", 64},
-                                                {"STAGES", 4}});
+    CostEstimate const big =
+        cost(p, "sm_90a", {{"MT_M", 128}, {"MT_N", 128}, {"MT_K", 64}, {"STAGES", 4}});
     EXPECT_EQ(big.blocksPerMultiprocessor, 1);
     EXPECT_EQ(big.limitedBy, "shared memory");
 }
 
 TEST(CostModel, ABlockThatDoesNotFitIsInfeasible) {
-    CostEstimate const e = cost(gemm(4096), "sm_80", {{"MT_M", 256}, {"MT_N", 256},
-                                                      {"MT_K", 64}, {"STAGES", 4}});
+    CostEstimate const e =
+        cost(gemm(4096), "sm_80", {{"MT_M", 256}, {"MT_N", 256}, {"MT_K", 64}, {"STAGES", 4}});
     EXPECT_FALSE(e.feasible);
     EXPECT_EQ(e.reason, "262144 bytes of shared memory per block; the target allows 166912");
     EXPECT_TRUE(std::isinf(e.microseconds));

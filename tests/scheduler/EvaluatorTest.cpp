@@ -3,6 +3,7 @@
 // recorded as that candidate's failure, and the candidates after it are still measured. A sweep
 // killed with SIGKILL mid-way resumes without losing or duplicating a record.
 #include "kiln/scheduler/Evaluator.h"
+
 #include "kiln/scheduler/Strategy.h"
 #include "kiln/scheduler/Sweep.h"
 
@@ -56,10 +57,9 @@ TEST(SampleStats, MedianAndSpread) {
 TEST(MeasuredEvaluator, EachFaultIsThatCandidatesFailureAndTheRestAreMeasured) {
     fs::path const dir = freshFolder("faults");
     MeasuredEvaluator evaluator(fakeOptions(), (dir / "artifacts").string());
-    std::vector<Candidate> const batch = {candidate(0, 64), candidate(1, 64), candidate(0, 32),
-                                          candidate(2, 64), candidate(0, 128), candidate(3, 64),
-                                          candidate(4, 64), candidate(5, 64), candidate(6, 64),
-                                          candidate(0, 16)};
+    std::vector<Candidate> const batch = {
+        candidate(0, 64), candidate(1, 64), candidate(0, 32), candidate(2, 64), candidate(0, 128),
+        candidate(3, 64), candidate(4, 64), candidate(5, 64), candidate(6, 64), candidate(0, 16)};
     std::vector<Evaluation> results(batch.size());
     std::vector<int> calls(batch.size(), 0);
     evaluator.evaluate(batch, [&](std::size_t i, Evaluation const& e) {
@@ -124,7 +124,8 @@ SearchSpace faultSpace() {
 }
 
 TuningKey faultKey() {
-    return {"{\"problem\":1}", "fake", "sm_90a", "fake device", "none", "test", "0", "measured:fake"};
+    return {"{\"problem\":1}", "fake", "sm_90a", "fake device", "none", "test", "0",
+            "measured:fake"};
 }
 
 } // namespace
@@ -142,8 +143,8 @@ TEST(Sweep, CompletesOverFaultsAndRecordsEveryCandidate) {
     EXPECT_EQ(r.entries.size(), valid);
     EXPECT_EQ(r.failures, 10u);
     ASSERT_TRUE(r.best);
-    EXPECT_EQ(r.best->point, (std::map<std::string, std::int64_t>{
-                                 {"FAULT", 0}, {"MT_M", 64}, {"STAGES", 1}}));
+    EXPECT_EQ(r.best->point,
+              (std::map<std::string, std::int64_t>{{"FAULT", 0}, {"MT_M", 64}, {"STAGES", 1}}));
     TuningDatabase const reread((dir / "db.jsonl").string());
     EXPECT_EQ(reread.records().size(), valid);
     EXPECT_TRUE(reread.problems().empty());

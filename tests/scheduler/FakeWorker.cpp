@@ -56,7 +56,8 @@ int measure() {
         auto const request = nlohmann::json::parse(line);
         std::int64_t const fault = param(request, "FAULT", 0);
         if (std::getenv("DELAY_MS"))
-            std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(std::getenv("DELAY_MS"))));
+            std::this_thread::sleep_for(
+                std::chrono::milliseconds(std::atoi(std::getenv("DELAY_MS"))));
         if (fault == 1)
             std::raise(SIGSEGV);
         if (fault == 2)

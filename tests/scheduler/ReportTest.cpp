@@ -1,7 +1,8 @@
 // The sweep's report: the progress lines, the table and the SVG plot of a fixed sweep, compared
 // with golden files in tests/golden/tuning/ (KILN_UPDATE_GOLDEN=1 rewrites them; review the diff).
-#include "kiln/graph/SourceJson.h"
 #include "kiln/scheduler/Report.h"
+
+#include "kiln/graph/SourceJson.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -70,8 +71,13 @@ SweepResult sweep(Solver const& solver) {
 } // namespace
 
 TEST(Report, ProgressLines) {
-    SweepProgress p{.done = 7, .failures = 1, .reused = 2, .total = 20, .elapsed = 10,
-                    .best = 64.25, .bestPoint = "MT_M=64,STAGES=2"};
+    SweepProgress p{.done = 7,
+                    .failures = 1,
+                    .reused = 2,
+                    .total = 20,
+                    .elapsed = 10,
+                    .best = 64.25,
+                    .bestPoint = "MT_M=64,STAGES=2"};
     EXPECT_EQ(ProgressPrinter::line(p, false),
               "7/20 done, 1 failed, 2 reused, best 64.25 us (MT_M=64,STAGES=2), ETA 26s");
     EXPECT_EQ(ProgressPrinter::line(p, true),

@@ -1,7 +1,8 @@
 // Search spaces: domains, constraints with arch facts, pruning, and the shipped example.
+#include "kiln/scheduler/SearchSpace.h"
+
 #include "kiln/rules/ArchFacts.h"
 #include "kiln/rules/Pipeline.h"
-#include "kiln/scheduler/SearchSpace.h"
 #include "kiln/scheduler/Solver.h"
 
 #include <gtest/gtest.h>
@@ -13,7 +14,9 @@ namespace {
 
 std::string const kSource = KILN_SOURCE_DIR;
 
-SearchSpace space(std::string const& text) { return parseSearchSpace(text, "test.space.json"); }
+SearchSpace space(std::string const& text) {
+    return parseSearchSpace(text, "test.space.json");
+}
 
 std::string errorOf(std::function<void()> const& f) {
     try {

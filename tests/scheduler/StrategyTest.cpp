@@ -90,8 +90,8 @@ TEST(Strategy, GuidedSearchesReachTheOptimumSooner) {
     std::size_t const guided = run(solver, {.name = "model-guided", .topK = 4}).toOptimum;
     std::size_t const evolved = run(solver, {.name = "evolutionary", .seed = 3}).toOptimum;
     auto const all = solver.all();
-    EXPECT_EQ(exhaustive, std::size_t(std::find(all.begin(), all.end(), Point{13, 6}) -
-                                      all.begin()) + 1);
+    EXPECT_EQ(exhaustive,
+              std::size_t(std::find(all.begin(), all.end(), Point{13, 6}) - all.begin()) + 1);
     EXPECT_LE(guided, 4u); // the model ranks it first or nearly
     EXPECT_LT(evolved, exhaustive);
 }

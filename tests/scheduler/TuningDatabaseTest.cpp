@@ -85,7 +85,8 @@ TEST(TuningDatabase, DamagedLinesAreReportedWithTheirNumbersAndSkipped) {
         out << good << "\n"
             << "this is not json\n"
             << "\n"
-            << R"({"key": "x"})" << "\n"
+            << R"({"key": "x"})"
+            << "\n"
             << good << "\n"
             << good.substr(0, 40); // torn: its writer was killed mid-line
     }
@@ -144,9 +145,8 @@ TEST(TuningKey, HashCoversEveryComparedField) {
     TuningKey summaryOnly = k;
     summaryOnly.summary = "another summary";
     EXPECT_EQ(summaryOnly.hash(), k.hash());
-    for (auto field : {&TuningKey::problem, &TuningKey::target, &TuningKey::gpu,
-                       &TuningKey::driver, &TuningKey::kiln, &TuningKey::pipeline,
-                       &TuningKey::evaluator}) {
+    for (auto field : {&TuningKey::problem, &TuningKey::target, &TuningKey::gpu, &TuningKey::driver,
+                       &TuningKey::kiln, &TuningKey::pipeline, &TuningKey::evaluator}) {
         TuningKey changed = k;
         changed.*field += "x";
         EXPECT_NE(changed.hash(), k.hash());

@@ -90,8 +90,7 @@ void addDb(CLI::App& app) {
     auto mergeOut = std::make_shared<std::string>();
     auto mergeIn = std::make_shared<std::vector<std::string>>();
     auto* merge = sub->add_subcommand("merge", "Append to OUT the records of INs it lacks");
-    merge->add_option("out", *mergeOut, "Database to append to (created when missing)")
-        ->required();
+    merge->add_option("out", *mergeOut, "Database to append to (created when missing)")->required();
     merge->add_option("in", *mergeIn, "Databases to read")->required();
     merge->callback([mergeOut, mergeIn] {
         scheduler::TuningDatabase out(*mergeOut);

@@ -38,8 +38,8 @@ std::string selfExecutable() {
 
 void addTune(CLI::App& app) {
     struct Options {
-        std::string command, space, pipeline, evaluator = "model", strategy = "model-guided",
-                                              db, output = "tune-out", compile = "auto";
+        std::string command, space, pipeline, evaluator = "model", strategy = "model-guided", db,
+                                              output = "tune-out", compile = "auto";
         std::vector<std::string> targets, sizes;
         std::uint64_t seed = 1;
         std::size_t budget = 0, topK = 8, batch = 8;
@@ -143,28 +143,31 @@ void addTune(CLI::App& app) {
                 std::optional<scheduler::CompileOptions> withCompile;
                 if (compile != "none")
                     withCompile = compileOptions;
-                evaluator = std::make_unique<scheduler::ModelEvaluator>(
-                    problem, arch, withCompile, outDir + "/candidates");
+                evaluator = std::make_unique<scheduler::ModelEvaluator>(problem, arch, withCompile,
+                                                                        outDir + "/candidates");
             } else {
-                scheduler::MeasuredOptions m{.name = "measured:interpreter",
-                                             .compile = compileOptions,
-                                             .workerArgv = {self, "worker", "measure", "--backend",
-                                                            "interpreter"},
-                                             .devices = {},
-                                             .measureTimeoutSeconds = o->measureTimeout,
-                                             .workerStartSeconds = 60,
-                                             .warmup = o->warmup,
-                                             .repetitions = o->repetitions,
-                                             .context = {{"command", o->command},
-                                                         {"sizes", sizes}}};
+                scheduler::MeasuredOptions m{
+                    .name = "measured:interpreter",
+                    .compile = compileOptions,
+                    .workerArgv = {self, "worker", "measure", "--backend", "interpreter"},
+                    .devices = {},
+                    .measureTimeoutSeconds = o->measureTimeout,
+                    .workerStartSeconds = 60,
+                    .warmup = o->warmup,
+                    .repetitions = o->repetitions,
+                    .context = {{"command", o->command}, {"sizes", sizes}}};
                 for (int w = 0; w < std::max(o->workers, 1); ++w)
                     m.devices.push_back(w);
                 gpu = "cpu (reference interpreter)";
                 evaluator =
                     std::make_unique<scheduler::MeasuredEvaluator>(m, outDir + "/candidates");
             }
-            scheduler::TuningKey const key{problem.canonical(), problem.summary(), target,
-                                           gpu,                 "none",            KILN_VERSION,
+            scheduler::TuningKey const key{problem.canonical(),
+                                           problem.summary(),
+                                           target,
+                                           gpu,
+                                           "none",
+                                           KILN_VERSION,
                                            scheduler::pipelineHash(pipelineFile),
                                            evaluator->name()};
 
@@ -179,9 +182,8 @@ void addTune(CLI::App& app) {
             auto strategy = scheduler::makeStrategy(solver, strategyOptions);
 
             scheduler::ProgressPrinter printer(stderr, ::isatty(2) != 0);
-            scheduler::SweepOptions sweepOptions{.budget = {o->budget, o->seconds},
-                                                 .batch = o->batch,
-                                                 .progress = {}};
+            scheduler::SweepOptions sweepOptions{
+                .budget = {o->budget, o->seconds}, .batch = o->batch, .progress = {}};
             if (!o->quiet)
                 sweepOptions.progress = [&](scheduler::SweepProgress const& p) { printer(p); };
             fmt::print("tuning {} for {} with the {} evaluator, {} strategy (key {})\n",
@@ -195,10 +197,10 @@ void addTune(CLI::App& app) {
             fmt::print("{}", table);
             std::filesystem::create_directories(outDir);
             writeFile(outDir + "/report.txt", table);
-            writeFile(outDir + "/sweep.svg",
-                      scheduler::reportSvg(result, fmt::format("{} on {} ({}, {})",
-                                                               problem.summary(), target,
-                                                               evaluator->name(), o->strategy)));
+            writeFile(
+                outDir + "/sweep.svg",
+                scheduler::reportSvg(result, fmt::format("{} on {} ({}, {})", problem.summary(),
+                                                         target, evaluator->name(), o->strategy)));
             fmt::print("wrote {0}/report.txt and {0}/sweep.svg; database {1}\n", outDir, dbPath);
             if (!result.best)
                 fail("no candidate of the sweep for {} succeeded; see {}/report.txt", target,

@@ -35,8 +35,9 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
     rules::Pipeline const pipeline = rules::loadPipeline(request.at("pipeline").get<std::string>());
     std::string const target = request.value("target", "sm_90a");
     KernelGraph graph = translate(command);
-    rules::EngineOptions options{.parameters = request.at("params").get<std::map<std::string, std::int64_t>>(),
-                                 .arch = rules::archFacts(target)};
+    rules::EngineOptions options{
+        .parameters = request.at("params").get<std::map<std::string, std::int64_t>>(),
+        .arch = rules::archFacts(target)};
     rules::lower(pipeline, graph, options);
     writeFile(artifact + ".graph.json", saveGraph(graph));
     nlohmann::json extra = nlohmann::json::object();
@@ -135,8 +136,9 @@ int measureMain(std::string const& backend) {
                   << "'; this Kiln measures with: interpreter\n";
         return 1;
     }
-    std::cout << nlohmann::json{{"ready", true}, {"device", "Kiln reference interpreter (CPU)"}}.dump()
-              << std::endl;
+    std::cout
+        << nlohmann::json{{"ready", true}, {"device", "Kiln reference interpreter (CPU)"}}.dump()
+        << std::endl;
     Interpreted cache;
     std::string line;
     while (std::getline(std::cin, line)) {

@@ -21,25 +21,25 @@ namespace kiln::scheduler {
 
 /// What a compiled kernel really uses, when known (overrides the model's estimates).
 struct ResourceUsage {
-    std::optional<int> registers;         ///< per thread
+    std::optional<int> registers;            ///< per thread
     std::optional<std::int64_t> sharedBytes; ///< per block
 };
 
 /// The model's estimate and how it got there.
 struct CostEstimate {
-    bool feasible = true;     ///< false: the block does not fit on a multiprocessor
-    std::string reason;       ///< why not, when infeasible
-    double microseconds = 0;  ///< the estimate (infinity when infeasible)
-    double computeUs = 0;     ///< time at the achievable compute rate
-    double memoryUs = 0;      ///< time at the achievable DRAM rate
-    double dramBytes = 0;     ///< DRAM traffic after L2 reuse
-    int threads = 0;          ///< per block
-    int registers = 0;        ///< per thread (estimated or measured)
-    std::int64_t sharedBytes = 0; ///< per block
+    bool feasible = true;            ///< false: the block does not fit on a multiprocessor
+    std::string reason;              ///< why not, when infeasible
+    double microseconds = 0;         ///< the estimate (infinity when infeasible)
+    double computeUs = 0;            ///< time at the achievable compute rate
+    double memoryUs = 0;             ///< time at the achievable DRAM rate
+    double dramBytes = 0;            ///< DRAM traffic after L2 reuse
+    int threads = 0;                 ///< per block
+    int registers = 0;               ///< per thread (estimated or measured)
+    std::int64_t sharedBytes = 0;    ///< per block
     int blocksPerMultiprocessor = 0; ///< occupancy
-    std::string limitedBy;    ///< which resource limits occupancy
-    double waves = 0;         ///< blocks / (multiprocessors x blocks per multiprocessor)
-    double latencyHiding = 1; ///< share of the memory latency hidden (0..1]
+    std::string limitedBy;           ///< which resource limits occupancy
+    double waves = 0;                ///< blocks / (multiprocessors x blocks per multiprocessor)
+    double latencyHiding = 1;        ///< share of the memory latency hidden (0..1]
 };
 
 /// Estimates the run time of `problem` on `arch` under the schedule `params`.

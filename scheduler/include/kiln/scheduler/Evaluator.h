@@ -69,8 +69,8 @@ public:
 /// Answer (one line): {"ok": true, "extra": {"registers": R, ...}} or {"ok": false, "error": E}
 struct CompileOptions {
     std::vector<std::string> argv;
-    unsigned jobs = 2;                ///< compiles at once
-    double timeoutSeconds = 60;       ///< per compile; the child is killed after it
+    unsigned jobs = 2;          ///< compiles at once
+    double timeoutSeconds = 60; ///< per compile; the child is killed after it
     nlohmann::json context = nlohmann::json::object(); ///< merged into every request
 };
 

@@ -25,10 +25,10 @@ using Point = std::vector<std::int64_t>;
 
 /// How the constraints pruned an enumeration.
 struct SolverStats {
-    std::int64_t partialPoints = 0;         ///< nodes of the search tree visited
-    std::int64_t validPoints = 0;           ///< leaves that passed every constraint
-    std::vector<std::int64_t> rejectedBy;   ///< per constraint: partial points it cut
-    bool complete = true; ///< false when the visit limit stopped the enumeration
+    std::int64_t partialPoints = 0;       ///< nodes of the search tree visited
+    std::int64_t validPoints = 0;         ///< leaves that passed every constraint
+    std::vector<std::int64_t> rejectedBy; ///< per constraint: partial points it cut
+    bool complete = true;                 ///< false when the visit limit stopped the enumeration
 };
 
 /// The most partial points all() visits before it calls a space too large to enumerate.

@@ -27,8 +27,8 @@ struct SweepEntry {
     Point point;
     std::map<std::string, std::int64_t> params;
     Evaluation evaluation;
-    bool reused = false;  ///< taken from the database
-    double elapsed = 0;   ///< seconds since the sweep started, when it finished
+    bool reused = false; ///< taken from the database
+    double elapsed = 0;  ///< seconds since the sweep started, when it finished
 };
 
 struct SweepResult {

@@ -8,6 +8,7 @@ packages=(
     libboost-graph-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
     libcli11-dev libfmt-dev
     clang libclang-rt-dev clang-format
+    llvm-16 llvm-16-dev liblld-16-dev libamd-comgr-dev
 )
 
 # Debian 12 names the sanitizer/fuzzer runtime after the clang version.

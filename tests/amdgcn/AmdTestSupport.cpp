@@ -1,0 +1,233 @@
+// AmdTestSupport.cpp: assembler, llvm-objdump-16 and llvm-readelf-16 for the tests.
+#include "AmdTestSupport.h"
+
+#include "kiln/runtime/Assembler.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <regex>
+#include <sstream>
+#include <unistd.h>
+
+namespace kiln::amdgcn::test {
+
+namespace {
+std::string run(std::string const& command) {
+    std::string out;
+    FILE* pipe = popen(command.c_str(), "r");
+    if (!pipe)
+        return out;
+    char buffer[4096];
+    while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe))
+        out.append(buffer, n);
+    pclose(pipe);
+    return out;
+}
+
+std::string writeTemporary(std::string const& bytes) {
+    std::string path = (std::filesystem::temp_directory_path() / "kiln-amd-XXXXXX").string();
+    int fd = mkstemp(path.data());
+    if (fd < 0)
+        return {};
+    close(fd);
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path;
+}
+} // namespace
+
+std::string assemble(std::string const& source, std::string const& target, std::string& why) {
+    auto assembler = runtime::assemblerFor(target);
+    if (!assembler.ok()) {
+        why = assembler.error().message();
+        return {};
+    }
+    auto code = (*assembler)->assemble(source, target, "test.s");
+    if (!code.ok()) {
+        ADD_FAILURE() << code.error().message();
+        why = "assembly failed";
+        return {};
+    }
+    return *code;
+}
+
+std::string normalize(std::string line) {
+    // Trailing comments (objdump's encodings), then the mnemonic's encoding suffix.
+    if (auto c = line.find("//"); c != std::string::npos)
+        line.erase(c);
+    line = std::regex_replace(line, std::regex("\\s+"), " ");
+    line = std::regex_replace(line, std::regex("^ | $"), "");
+    line = std::regex_replace(line, std::regex("^(\\S+)_e(32|64)\\b"), "$1");
+    // GFX11 prints a zero scalar-load offset as the null register.
+    line = std::regex_replace(line, std::regex("^(s_load_\\S+ .*), null$"), "$1, 0");
+    std::smatch m;
+    std::string out;
+    std::string rest = line;
+    std::regex const hex("0x([0-9a-fA-F]+)");
+    while (std::regex_search(rest, m, hex)) {
+        out += m.prefix().str() + std::to_string(std::stoull(m[1].str(), nullptr, 16));
+        rest = m.suffix().str();
+    }
+    return out + rest;
+}
+
+std::vector<std::string> instructionsOf(std::string const& assembly) {
+    std::vector<std::string> out;
+    std::istringstream in(assembly);
+    std::string line;
+    bool inText = false;
+    while (std::getline(in, line)) {
+        std::string const t = normalize(line);
+        if (t == ".text") {
+            inText = true;
+            continue;
+        }
+        if (t.starts_with(".rodata") || t.starts_with(".amdhsa_kernel"))
+            inText = false;
+        if (!inText || t.empty() || t[0] == '.' || t.ends_with(":"))
+            continue;
+        out.push_back(t);
+    }
+    return out;
+}
+
+std::vector<std::string> disassemble(std::string const& codeObject, std::string const& target,
+                                     std::string& why) {
+    if (std::string(KILN_LLVM_OBJDUMP).empty() ||
+        std::string(KILN_LLVM_OBJDUMP).ends_with("NOTFOUND")) {
+        why = "llvm-objdump-16 not found (install llvm-16)";
+        return {};
+    }
+    std::string code = codeObject;
+    if (target == "gfx942" && code.size() > 52 && static_cast<unsigned char>(code[48]) == 0x4c)
+        code[48] = 0x40; // back to gfx940's EF_AMDGPU_MACH, which llvm-objdump-16 knows
+    std::string const path = writeTemporary(code);
+    // llvm-objdump-16 predates the gfx942 name; gfx940 has the same encodings.
+    std::string const mcpu = target == "gfx942" ? "gfx940" : target;
+    std::string const text =
+        run(std::string(KILN_LLVM_OBJDUMP) + " -d --mcpu=" + mcpu + " " + path);
+    std::filesystem::remove(path);
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] != '\t')
+            continue; // instructions are indented by a tab
+        std::string const t = normalize(line);
+        if (!t.empty() && t != "...") // "..." stands for skipped zero padding
+            out.push_back(t);
+    }
+    return out;
+}
+
+void expectSameInstructions(std::vector<std::string> const& disassembled,
+                            std::vector<std::string> const& source) {
+    std::size_t const n = std::min(disassembled.size(), source.size());
+    for (std::size_t k = 0; k < n; ++k) {
+        if (disassembled[k] != source[k]) {
+            ADD_FAILURE() << "instruction " << k << " disassembles as '" << disassembled[k]
+                          << "' but the source says '" << source[k] << "'";
+            return;
+        }
+    }
+    EXPECT_EQ(disassembled.size(), source.size()) << "instruction counts differ";
+}
+
+std::string metadataNote(std::string const& codeObject, std::string& why) {
+    if (std::string(KILN_LLVM_READELF).empty() ||
+        std::string(KILN_LLVM_READELF).ends_with("NOTFOUND")) {
+        why = "llvm-readelf-16 not found (install llvm-16)";
+        return {};
+    }
+    std::string const path = writeTemporary(codeObject);
+    std::string const text = run(std::string(KILN_LLVM_READELF) + " --notes " + path);
+    std::filesystem::remove(path);
+    return text;
+}
+
+void expectGolden(std::string const& name, std::string const& text) {
+    std::filesystem::path const path =
+        std::filesystem::path(KILN_SOURCE_DIR) / "tests" / "amdgcn" / "golden" / name;
+    if (char const* update = std::getenv("KILN_UPDATE_GOLDEN"); update && *update == '1') {
+        std::ofstream(path) << text;
+        return;
+    }
+    std::ifstream in(path);
+    ASSERT_TRUE(in) << "no golden file " << path
+                    << "; run with KILN_UPDATE_GOLDEN=1 to create it, then review it";
+    std::stringstream expected;
+    expected << in.rdbuf();
+    EXPECT_EQ(expected.str(), text)
+        << "golden file " << path << " differs; KILN_UPDATE_GOLDEN=1 rewrites it";
+}
+
+Context makeContext(std::string const& target) {
+    return Context(Target::named(target), "test", {.checkReads = false});
+}
+
+} // namespace kiln::amdgcn::test
+
+#include "kiln/amdgcn/AssemblyKernel.h"
+#include "kiln/amdgcn/ExpressionGenerator.h"
+#include "kiln/amdgcn/MemoryInstructions.h"
+
+namespace kiln::amdgcn::test {
+
+TestKernel elementwiseKernel(std::string const& target, std::string const& name, DataType type,
+                             std::function<ExprPtr(ExprPtr, ExprPtr)> const& body, int count,
+                             SchedulerKind scheduler, std::uint64_t seed) {
+    Context context(Target::named(target), name);
+    KernelSpec spec;
+    spec.arguments = layoutArguments({{"A", type, true}, {"B", type, true}, {"Out", type, true}});
+    spec.block = {64, 1, 1};
+    spec.grid = {"ceildiv(N, " + std::to_string(64 * count) + ")", "1", "1"};
+    AssemblyKernel kernel(context, spec);
+    EntryRegisters const entry = kernel.prologue();
+    ArgumentLoader arguments(context, entry.kernarg, spec.arguments);
+
+    Stream setup;
+    Builder b(context, setup);
+    Value const a = arguments.load("A", setup);
+    Value const bb = arguments.load("B", setup);
+    Value const out = arguments.load("Out", setup);
+    // Byte offset of this workitem's first element: (wg * 64 * count + tid) * size.
+    int const size = sizeInBytes(type);
+    Value const base = b.newScalar(DataType::I32, "the workgroup's first element");
+    b.op("s_mul_i32", {base}, {*entry.workgroupId[0], Value::literal(64 * count)});
+    Value const element = b.newVector(DataType::I32, "the element index");
+    b.op("v_add_u32", {element}, {base, entry.workitemIds});
+    Value const offset = b.newVector(DataType::I32, "the byte offset");
+    int shift = 0;
+    while ((1 << shift) < size)
+        ++shift;
+    b.op("v_lshlrev_b32", {offset}, {Value::literal(shift), element});
+    context.schedule(setup);
+
+    std::vector<Stream> streams(static_cast<std::size_t>(count));
+    for (int k = 0; k < count; ++k) {
+        Stream& s = streams[static_cast<std::size_t>(k)];
+        Builder sb(context, s);
+        MemoryInstructions memory(sb);
+        int const at = k * 64 * size;
+        std::map<std::string, Value> values;
+        values.emplace("a", memory.loadGlobalValue(offset, a, type, at));
+        values.emplace("b", memory.loadGlobalValue(offset, bb, type, at));
+        Leaves leaves;
+        leaves.argument = [&](expr::Argument const& arg) { return values.at(arg.name); };
+        ExpressionGenerator generator(sb, leaves);
+        ExprPtr const e = body(argument("a", type), argument("b", type));
+        Value const result = generator.convert(generator.generate(e), resultType(*e), type);
+        memory.storeGlobalValue(offset, out, result, type, at);
+    }
+    scheduleStreams(context, std::move(streams), scheduler, seed);
+    TestKernel result;
+    result.assembly = kernel.assembly();
+    result.manifest = kernel.manifestJson();
+    result.vgprs = kernel.vgprCount();
+    result.sgprs = kernel.sgprCount();
+    return result;
+}
+
+} // namespace kiln::amdgcn::test

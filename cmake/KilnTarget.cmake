@@ -18,3 +18,33 @@ function(kiln_library name)
     set_target_properties(kiln_${name} PROPERTIES OUTPUT_NAME kiln_${name} POSITION_INDEPENDENT_CODE ON)
     kiln_warnings(kiln_${name})
 endfunction()
+
+# kiln_install(NAME...): installs the libraries kiln::NAME (static archive and public headers)
+# into the export set of the CMake package `kiln`, so that find_package(kiln) after
+# `cmake --install` gives the same kiln::NAME targets.
+include(GNUInstallDirs)
+function(kiln_install)
+    foreach(name ${ARGN})
+        set_target_properties(kiln_${name} PROPERTIES EXPORT_NAME ${name})
+        install(TARGETS kiln_${name} EXPORT kilnTargets
+                ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+                INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+        get_target_property(folder kiln_${name} SOURCE_DIR)
+        install(DIRECTORY ${folder}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+    endforeach()
+endfunction()
+
+# kiln_install_package(): the package files (kilnConfig.cmake, its version file and the
+# exported targets) under lib/cmake/kiln.
+function(kiln_install_package)
+    include(CMakePackageConfigHelpers)
+    set(destination ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
+    install(EXPORT kilnTargets NAMESPACE kiln:: DESTINATION ${destination})
+    configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/kilnConfig.cmake.in
+        ${PROJECT_BINARY_DIR}/kilnConfig.cmake INSTALL_DESTINATION ${destination})
+    write_basic_package_version_file(${PROJECT_BINARY_DIR}/kilnConfigVersion.cmake
+        VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+    install(FILES ${PROJECT_BINARY_DIR}/kilnConfig.cmake
+                  ${PROJECT_BINARY_DIR}/kilnConfigVersion.cmake
+            DESTINATION ${destination})
+endfunction()

@@ -11,7 +11,7 @@ std::span<const Subcommand> subcommands() {
         {"demo", addDemo},           {"arch", addArch},
         {"emit", addEmit},           {"run", addRun},
         {"tune", addTune},           {"db", addDb},
-        {"worker", addWorker},
+        {"worker", addWorker},       {"export", addExport},
     };
     return table;
 }

@@ -14,5 +14,6 @@ namespace kiln::cli {
 void addTune(CLI::App& app);
 void addDb(CLI::App& app);
 void addWorker(CLI::App& app);
+void addExport(CLI::App& app);
 
 } // namespace kiln::cli

@@ -1,0 +1,44 @@
+// Export.h: a tuned kernel as files another application can build with.
+//
+// For one schedule point: the kernel's code (PTX, and the cubin where ptxas exists), its
+// manifest, and a generated C++ header that embeds both and declares a typed launch function
+// (parameters typed from the manifest, grid computed from the manifest's grid formula), so that
+// an application needs only the header and the installed Kiln runtime library
+// (find_package(kiln), target kiln::runtime). `kiln export` and the end of `kiln tune` use it.
+#pragma once
+
+#include "kiln/graph/Command.h"
+#include "kiln/lowering/Codegen.h"
+#include "kiln/rules/Pipeline.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kiln::cli {
+
+/// What to export.
+struct ExportRequest {
+    Command const* command = nullptr;
+    rules::Pipeline const* pipeline = nullptr;
+    std::string target = "sm_90a";
+    std::map<std::string, std::int64_t> params;
+    std::string folder;
+    std::string name;   ///< file stem and C++ namespace; empty: the kernel's entry name
+    std::string origin; ///< where the point came from, for the header's comment
+};
+
+/// The files written.
+struct ExportedFiles {
+    std::string code, cubin, manifest, header; ///< cubin empty when there is no ptxas
+};
+
+/// The C++ header for `kernel` under namespace kiln_export::`name`; a UserError when the
+/// manifest's grid formula or a parameter type cannot be expressed in C++.
+std::string generateHeader(lowering::EmittedKernel const& kernel, std::string const& name,
+                           std::string const& origin);
+
+/// Lowers, emits, assembles and writes the kernel of `request`.
+ExportedFiles exportKernel(ExportRequest const& request);
+
+} // namespace kiln::cli

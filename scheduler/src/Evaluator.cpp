@@ -302,6 +302,18 @@ void MeasuredEvaluator::evaluate(std::vector<Candidate> const& batch, OnEvaluate
                     } else if (!answer.value("ok", false)) {
                         e.stage = answer.value("stage", "run");
                         e.error = answer.value("error", "the measurement failed");
+                    } else if (answer.contains("median_us")) {
+                        // A worker that times on its own reports the median and the best.
+                        double const median = answer.at("median_us").get<double>();
+                        double const best = answer.value("min_us", median);
+                        e.ok = median > 0;
+                        e.microseconds = median;
+                        e.spread = median > 0 ? (median - best) / median : 0;
+                        e.samples = answer.value("samples", 0);
+                        if (!e.ok) {
+                            e.stage = "run";
+                            e.error = "the worker reported a time of 0";
+                        }
                     } else {
                         std::vector<double> samples;
                         for (auto const& s : answer.at("samples_us"))

@@ -57,9 +57,10 @@ TEST(SampleStats, MedianAndSpread) {
 TEST(MeasuredEvaluator, EachFaultIsThatCandidatesFailureAndTheRestAreMeasured) {
     fs::path const dir = freshFolder("faults");
     MeasuredEvaluator evaluator(fakeOptions(), (dir / "artifacts").string());
-    std::vector<Candidate> const batch = {
-        candidate(0, 64), candidate(1, 64), candidate(0, 32), candidate(2, 64), candidate(0, 128),
-        candidate(3, 64), candidate(4, 64), candidate(5, 64), candidate(6, 64), candidate(0, 16)};
+    std::vector<Candidate> const batch = {candidate(0, 64), candidate(1, 64),  candidate(0, 32),
+                                          candidate(2, 64), candidate(0, 128), candidate(3, 64),
+                                          candidate(4, 64), candidate(5, 64),  candidate(6, 64),
+                                          candidate(0, 16), candidate(7, 64)};
     std::vector<Evaluation> results(batch.size());
     std::vector<int> calls(batch.size(), 0);
     evaluator.evaluate(batch, [&](std::size_t i, Evaluation const& e) {
@@ -108,6 +109,10 @@ TEST(MeasuredEvaluator, EachFaultIsThatCandidatesFailureAndTheRestAreMeasured) {
     EXPECT_EQ(results[8].error, "ptxas: too many registers");
 
     EXPECT_TRUE(results[9].ok);
+    EXPECT_TRUE(results[10].ok); // a worker that reports its own median and best
+    EXPECT_EQ(results[10].microseconds, 250.0);
+    EXPECT_DOUBLE_EQ(results[10].spread, 5.0 / 250.0);
+    EXPECT_EQ(results[10].samples, 10);
     EXPECT_EQ(evaluator.device(), "fake device");
     EXPECT_GT(evaluator.compileSeconds(), 2.0); // the hanging compile ran until its timeout
     fs::remove_all(dir);

@@ -12,7 +12,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 # 1. The cost model over the GEMM space, for two targets; candidates are lowered in children.
 "$kiln" tune examples/gemm-f16.json --space examples/gemm.space.json --size M=1024 --size N=1024 \
-    --size K=1024 --target sm_90a --target gfx942 --compile lower --budget 12 -j 2 -q \
+    --size K=1024 --evaluator model --target sm_90a --target gfx942 --compile lower --budget 12 -j 2 -q \
     -o "$work/model" > "$work/model.out"
 grep -q "^winner: " "$work/model.out" || fail "no winner"
 [ -s "$work/model/sm_90a/sweep.svg" ] || fail "no plot"
@@ -21,12 +21,14 @@ grep -q "^winner: " "$work/model.out" || fail "no winner"
 
 # 2. The same sweep again: everything comes from the database.
 "$kiln" tune examples/gemm-f16.json --space examples/gemm.space.json --size M=1024 --size N=1024 \
-    --size K=1024 --target sm_90a --compile lower --budget 12 -q -o "$work/model" > "$work/again.out"
+    --size K=1024 --evaluator model --target sm_90a --compile lower --budget 12 -q -o "$work/model" \
+    > "$work/again.out"
 grep -q "12 candidates in .* (12 reused from the database" "$work/again.out" || fail "not reused"
 [ "$(wc -l < "$work/model/tuning.jsonl")" -eq 24 ] || fail "records were added on reuse"
 # Another size is another key: nothing reused.
 "$kiln" tune examples/gemm-f16.json --space examples/gemm.space.json --size M=2048 --size N=1024 \
-    --size K=1024 --target sm_90a --compile none --budget 5 -q -o "$work/model" > "$work/other.out"
+    --size K=1024 --evaluator model --target sm_90a --compile none --budget 5 -q -o "$work/model" \
+    > "$work/other.out"
 grep -q "(0 reused" "$work/other.out" || fail "another shape reused a record"
 
 # 3. kiln db.

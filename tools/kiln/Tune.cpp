@@ -1,4 +1,4 @@
-// kiln tune CMD.json --space S.json [--target T]... [--evaluator model|interpreter]
+// kiln tune CMD.json --space S.json [--target T]... [--evaluator auto|model|cuda|interpreter]
 //           [--strategy S] [--seed N] [--budget N] [--seconds S] [--db FILE] [-o DIR] ...
 // Sweeps a search space over a Command's lowering pipeline for each target: the strategy
 // proposes points, the evaluator compiles them in parallel child processes and estimates
@@ -12,6 +12,7 @@
 #include "kiln/graph/CommandJson.h"
 #include "kiln/rules/ArchFacts.h"
 #include "kiln/rules/Pipeline.h"
+#include "kiln/runtime/Platform.h"
 #include "kiln/runtime/Ptxas.h"
 #include "kiln/scheduler/Report.h"
 #include "kiln/scheduler/Sweep.h"
@@ -38,7 +39,7 @@ std::string selfExecutable() {
 
 void addTune(CLI::App& app) {
     struct Options {
-        std::string command, space, pipeline, evaluator = "model", strategy = "model-guided", db,
+        std::string command, space, pipeline, evaluator = "auto", strategy = "model-guided", db,
                                               output = "tune-out", compile = "auto";
         std::vector<std::string> targets, sizes;
         std::uint64_t seed = 1;
@@ -54,11 +55,13 @@ void addTune(CLI::App& app) {
     sub->add_option("command", o->command, "Command file (JSON)")->required();
     sub->add_option("--space", o->space, "Search space file (JSON, docs/tuning.md)")->required();
     sub->add_option("--pipeline", o->pipeline, "Pipeline file (default: the space's \"pipeline\")");
-    sub->add_option("--target", o->targets, "Target(s) to tune for (default: sm_90a)");
+    sub->add_option("--target", o->targets,
+                    "Target(s) to tune for (default: the GPU's, else sm_90a and gfx942)");
     sub->add_option("--size", o->sizes, "Problem size, NAME=VALUE (repeatable)");
     sub->add_option("--evaluator", o->evaluator,
-                    "model (the analytical cost model) or interpreter (measured on the CPU by "
-                    "Kiln's reference interpreter)")
+                    "auto (cuda when there is a GPU, else model), model (the analytical cost "
+                    "model), cuda (measured on every local GPU) or interpreter (measured on the "
+                    "CPU by Kiln's reference interpreter)")
         ->capture_default_str();
     sub->add_option("--strategy", o->strategy, "exhaustive, random, evolutionary, model-guided")
         ->capture_default_str();
@@ -96,11 +99,36 @@ void addTune(CLI::App& app) {
         scheduler::checkAgainstPipeline(space, pipeline);
         auto const sizes = problemOf(command, o->sizes);
         scheduler::Problem const problem = scheduler::problemOf(command, sizes);
-        if (o->evaluator != "model" && o->evaluator != "interpreter")
-            fail("unknown evaluator '{}'; expected model or interpreter (measuring on a GPU "
-                 "needs the GPU worker, which this Kiln does not have yet)",
-                 o->evaluator);
+        std::string evaluatorName = o->evaluator;
+        if (evaluatorName != "auto" && evaluatorName != "model" && evaluatorName != "interpreter" &&
+            evaluatorName != "cuda")
+            fail("unknown evaluator '{}'; expected auto, model, interpreter or cuda",
+                 evaluatorName);
+        // The local GPUs, for --evaluator cuda (and auto, which measures on them when there
+        // are any and otherwise asks the cost model about sm_90a and gfx942).
+        std::string gpuName = "none", driver = "none", gpuTarget;
+        int gpus = 0;
+        if (evaluatorName == "cuda" || evaluatorName == "auto") {
+            auto platform = runtime::loadPlatform("cuda");
+            if (platform.ok() && platform.value()->deviceCount() > 0) {
+                auto device = platform.value()->device(0);
+                if (device.ok()) {
+                    gpus = platform.value()->deviceCount();
+                    gpuName = device.value()->description().name;
+                    gpuTarget = device.value()->description().target;
+                    driver = platform.value()->version();
+                }
+            }
+            if (gpus == 0 && evaluatorName == "cuda")
+                fail("--evaluator cuda: no usable CUDA GPU ({})",
+                     platform.ok() ? "no device" : platform.error().message());
+            evaluatorName = gpus > 0 ? "cuda" : "model";
+        }
         std::vector<std::string> targets = o->targets;
+        if (targets.empty() && evaluatorName == "cuda")
+            targets.push_back(gpuTarget);
+        if (targets.empty() && o->evaluator == "auto")
+            targets = {"sm_90a", "gfx942"};
         if (targets.empty())
             targets.push_back("sm_90a");
         std::string const self = selfExecutable();
@@ -124,7 +152,7 @@ void addTune(CLI::App& app) {
             if (compile == "emit" && !nvidia)
                 fail("--compile emit: Kiln has no code generator for {} yet; use --compile lower",
                      target);
-            if (compile == "none" && o->evaluator != "model")
+            if (compile == "none" && evaluatorName != "model")
                 fail("--compile none works only with the model evaluator");
             scheduler::CompileOptions compileOptions{
                 .argv = {self, "worker", "compile"},
@@ -139,26 +167,31 @@ void addTune(CLI::App& app) {
             std::string const outDir = o->output + "/" + target;
             std::unique_ptr<scheduler::Evaluator> evaluator;
             std::string gpu = "none";
-            if (o->evaluator == "model") {
+            if (evaluatorName == "cuda" && compile != "emit")
+                fail("--evaluator cuda needs --compile emit (or auto on an NVIDIA target)");
+            if (evaluatorName == "model") {
                 std::optional<scheduler::CompileOptions> withCompile;
                 if (compile != "none")
                     withCompile = compileOptions;
                 evaluator = std::make_unique<scheduler::ModelEvaluator>(problem, arch, withCompile,
                                                                         outDir + "/candidates");
             } else {
+                bool const cuda = evaluatorName == "cuda";
                 scheduler::MeasuredOptions m{
-                    .name = "measured:interpreter",
+                    .name = cuda ? "measured:cuda" : "measured:interpreter",
                     .compile = compileOptions,
-                    .workerArgv = {self, "worker", "measure", "--backend", "interpreter"},
+                    .workerArgv = {self, "worker", "measure", "--backend",
+                                   cuda ? "cuda" : "interpreter"},
                     .devices = {},
                     .measureTimeoutSeconds = o->measureTimeout,
                     .workerStartSeconds = 60,
                     .warmup = o->warmup,
                     .repetitions = o->repetitions,
-                    .context = {{"command", o->command}, {"sizes", sizes}}};
-                for (int w = 0; w < std::max(o->workers, 1); ++w)
+                    .context = {{"command", o->command}, {"sizes", sizes}, {"target", target}}};
+                // One worker per GPU; for the interpreter, --workers of them.
+                for (int w = 0; w < (cuda ? gpus : std::max(o->workers, 1)); ++w)
                     m.devices.push_back(w);
-                gpu = "cpu (reference interpreter)";
+                gpu = cuda ? gpuName : "cpu (reference interpreter)";
                 evaluator =
                     std::make_unique<scheduler::MeasuredEvaluator>(m, outDir + "/candidates");
             }
@@ -166,7 +199,7 @@ void addTune(CLI::App& app) {
                                            problem.summary(),
                                            target,
                                            gpu,
-                                           "none",
+                                           evaluatorName == "cuda" ? driver : "none",
                                            KILN_VERSION,
                                            scheduler::pipelineHash(pipelineFile),
                                            evaluator->name()};

@@ -1,4 +1,4 @@
-// kiln worker compile | kiln worker measure --backend interpreter [--device N]
+// kiln worker compile | kiln worker measure --backend interpreter|cuda [--device N]
 // The child processes of a sweep (scheduler/Evaluator.h has the protocol). `compile` reads one
 // request and compiles one candidate: lowers the Command through the pipeline with the
 // candidate's parameters, writes the lowered graph, and where asked emits the kernel with its
@@ -6,7 +6,11 @@
 // requests until its input closes; the interpreter backend runs each lowered graph in Kiln's
 // reference interpreter on the problem's sizes, checks it against the Command's direct
 // semantics and times it on the CPU (a real, if slow, measurement of the whole loop on machines
-// without a GPU). Not meant to be run by hand; hidden from --help.
+// without a GPU); the cuda backend emits the kernel of the lowered graph for the request's
+// target and runs it on GPU N with runOnDevice (DeviceRun.h): random inputs, every tensor
+// checked against the CPU reference, then warm-up and timed repetitions with device events.
+// Not meant to be run by hand; hidden from --help.
+#include "DeviceRun.h"
 #include "Output.h"
 #include "Tuning.h"
 #include "kiln/graph/CommandJson.h"
@@ -16,6 +20,7 @@
 #include "kiln/lowering/Codegen.h"
 #include "kiln/rules/ArchFacts.h"
 #include "kiln/rules/Pipeline.h"
+#include "kiln/runtime/Platform.h"
 #include "kiln/runtime/Ptxas.h"
 
 #include <CLI/CLI.hpp>
@@ -130,22 +135,90 @@ nlohmann::json measureRequest(nlohmann::json const& request, Interpreted& cache)
     return answer;
 }
 
-int measureMain(std::string const& backend) {
-    if (backend != "interpreter") {
+// The CUDA backend: the device, and the Command per file, kept across requests.
+struct OnDevice {
+    std::shared_ptr<runtime::Device> device;
+    std::string commandFile;
+    std::unique_ptr<Command> command;
+};
+
+nlohmann::json measureOnDevice(nlohmann::json const& request, OnDevice& state) {
+    nlohmann::json answer{{"id", request.at("id")}};
+    std::string const commandFile = request.at("command").get<std::string>();
+    if (!state.command || state.commandFile != commandFile) {
+        state.command = std::make_unique<Command>(loadCommand(commandFile));
+        state.commandFile = commandFile;
+    }
+    std::map<std::string, double> problem = state.command->defaults;
+    for (auto const& [k, v] : request.value("sizes", std::map<std::string, double>{}))
+        problem[k] = v;
+    KernelGraph const graph = loadGraph(request.at("artifact").get<std::string>() + ".graph.json");
+    lowering::CodegenOptions codegen{
+        .target = request.at("target").get<std::string>(),
+        .schedule = request.at("params").get<std::map<std::string, std::int64_t>>()};
+    auto const kernel = lowering::emitKernel(graph, codegen);
+    int const repetitions = std::max(request.value("repetitions", 20), 1);
+    auto result =
+        runOnDevice(state.device, *state.command, problem, graph, kernel,
+                    {.seed = 7, .warmup = request.value("warmup", 3), .repetitions = repetitions});
+    if (!result.ok()) {
+        answer["ok"] = false;
+        answer["stage"] = "run";
+        answer["error"] = result.error().message();
+        return answer;
+    }
+    auto const& r = result.value();
+    if (!(r.maxRelativeError <= r.tolerance)) {
+        answer["ok"] = false;
+        answer["stage"] = "check";
+        answer["error"] = fmt::format("wrong result: max relative error {:.3g} in {} (tolerance "
+                                      "{:.0e})",
+                                      r.maxRelativeError, r.worstTensor, r.tolerance);
+        return answer;
+    }
+    answer["ok"] = true;
+    answer["median_us"] = r.medianMs * 1000;
+    answer["min_us"] = r.minMs * 1000;
+    answer["samples"] = repetitions;
+    return answer;
+}
+
+int measureMain(std::string const& backend, int deviceIndex) {
+    Interpreted cache;
+    OnDevice onDevice;
+    if (backend == "cuda") {
+        auto platform = runtime::loadPlatform("cuda");
+        if (!platform.ok()) {
+            std::cerr << "kiln worker measure: " << platform.error().message() << "\n";
+            return 1;
+        }
+        auto device = platform.value()->device(deviceIndex);
+        if (!device.ok()) {
+            std::cerr << "kiln worker measure: " << device.error().message() << "\n";
+            return 1;
+        }
+        onDevice.device = device.value();
+        std::cout << nlohmann::json{{"ready", true},
+                                    {"device", onDevice.device->description().name},
+                                    {"driver", platform.value()->version()}}
+                         .dump()
+                  << std::endl;
+    } else if (backend == "interpreter") {
+        std::cout << nlohmann::json{{"ready", true}, {"device", "Kiln reference interpreter (CPU)"}}
+                         .dump()
+                  << std::endl;
+    } else {
         std::cerr << "kiln worker measure: unknown backend '" << backend
-                  << "'; this Kiln measures with: interpreter\n";
+                  << "'; expected interpreter or cuda\n";
         return 1;
     }
-    std::cout
-        << nlohmann::json{{"ready", true}, {"device", "Kiln reference interpreter (CPU)"}}.dump()
-        << std::endl;
-    Interpreted cache;
     std::string line;
     while (std::getline(std::cin, line)) {
         auto const request = nlohmann::json::parse(line, nullptr, false);
         nlohmann::json answer;
         try {
-            answer = measureRequest(request, cache);
+            answer = backend == "cuda" ? measureOnDevice(request, onDevice)
+                                       : measureRequest(request, cache);
         } catch (UserError const& e) {
             answer = {{"id", request.value("id", std::size_t(0))},
                       {"ok", false},
@@ -177,10 +250,10 @@ void addWorker(CLI::App& app) {
     auto backend = std::make_shared<std::string>("interpreter");
     auto device = std::make_shared<int>(0);
     auto* measure = sub->add_subcommand("measure", "Measure candidates read from stdin");
-    measure->add_option("--backend", *backend, "interpreter");
+    measure->add_option("--backend", *backend, "interpreter or cuda");
     measure->add_option("--device", *device, "Device index");
-    measure->callback([backend] {
-        int const status = measureMain(*backend);
+    measure->callback([backend, device] {
+        int const status = measureMain(*backend, *device);
         std::cout.flush();
         std::exit(status);
     });

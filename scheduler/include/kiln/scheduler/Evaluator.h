@@ -117,8 +117,9 @@ struct MeasuredOptions {
 ///
 /// Worker: first line {"ready": true, "device": "NAME"}; then per request
 ///   {...context, "id": N, "params": {...}, "artifact": P, "warmup": W, "repetitions": R}
-/// the answer {"id": N, "ok": true, "samples_us": [...]} or {"id": N, "ok": false,
-///   "stage": "check"|"run", "error": "..."}.
+/// the answer {"id": N, "ok": true, "samples_us": [...]}, or from a worker that times on its
+///   own {"id": N, "ok": true, "median_us": M, "min_us": B, "samples": R} (spread (M - B) / M),
+///   or {"id": N, "ok": false, "stage": "check"|"run", "error": "..."}.
 class MeasuredEvaluator : public Evaluator {
 public:
     /// `artifacts` is the folder compiled candidates go to (one file per candidate).

@@ -113,8 +113,8 @@ std::string reportTable(SweepResult const& result, Solver const& solver, std::si
             }(),
             ok.empty() || ok.front()->params == result.best->point
                 ? ""
-                : " (a near-tie within the measured noise, taken by the smaller "
-                  "point)");
+                : " (tied with the fastest within the measured noise; ties go to the "
+                  "smaller point)");
     if (!failed.empty()) {
         out += fmt::format("\nfailures ({}):\n", failed.size());
         for (auto const* e : failed)

@@ -64,4 +64,7 @@ killed=$(wc -l < "$work/measured/tuning.jsonl")
 grep -q "24 candidates in .* ($killed reused from the database" "$work/measured2.out" || fail "resume count"
 [ "$(wc -l < "$work/measured/tuning.jsonl")" -eq 24 ] || fail "records lost or duplicated"
 [ "$(grep -o '"point":{[^}]*}' "$work/measured/tuning.jsonl" | sort -u | wc -l)" -eq 24 ] || fail "dup"
+# The winner of a sweep whose candidates were emitted is exported.
+[ -s "$work/measured/sm_90a/export/axpy_sm_90a.h" ] || fail "the winner was not exported"
+grep -q "^exported the winner: " "$work/measured2.out" || fail "no export line"
 echo "tune-cli: all checks passed"

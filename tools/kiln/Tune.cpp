@@ -4,7 +4,9 @@
 // proposes points, the evaluator compiles them in parallel child processes and estimates
 // (cost model) or measures them (a worker process per device), and every result goes to the
 // tuning database at once; a sweep started again over the same database resumes. At the end:
-// DIR/TARGET/report.txt (table) and DIR/TARGET/sweep.svg (plot).
+// DIR/TARGET/report.txt (table) and DIR/TARGET/sweep.svg (plot), and where candidates were
+// emitted, the winner exported to DIR/TARGET/export/ (Export.h).
+#include "Export.h"
 #include "Output.h"
 #include "Problem.h"
 #include "Tuning.h"
@@ -238,6 +240,26 @@ void addTune(CLI::App& app) {
             if (!result.best)
                 fail("no candidate of the sweep for {} succeeded; see {}/report.txt", target,
                      outDir);
+            if (compile != "emit") {
+                fmt::print("winner not exported: candidates were not emitted (--compile {})\n",
+                           compile);
+                continue;
+            }
+            std::string name = command.name() + "_" + target;
+            for (char& c : name)
+                if (!std::isalnum(static_cast<unsigned char>(c)))
+                    c = '_';
+            ExportedFiles const files = exportKernel(
+                {.command = &command,
+                 .pipeline = &pipeline,
+                 .target = target,
+                 .params = result.best->point,
+                 .folder = outDir + "/export",
+                 .name = name,
+                 .origin = fmt::format("the winner of key {}, {:.3f} us by {}", key.hash(),
+                                       result.best->microseconds, evaluator->name())});
+            fmt::print("exported the winner: {}, {}, {}{}\n", files.code, files.manifest,
+                       files.header, files.cubin.empty() ? "" : ", " + files.cubin);
         }
     });
 }

@@ -128,11 +128,13 @@ std::string artifactPath(std::string const& folder, std::size_t number) {
 } // namespace
 
 ModelEvaluator::ModelEvaluator(Problem problem, arch::Arch const& arch,
-                               std::optional<CompileOptions> compile, std::string artifacts)
+                               std::optional<CompileOptions> compile, std::string artifacts,
+                               std::string label)
     : problem_(std::move(problem))
     , arch_(arch)
     , compile_(std::move(compile))
-    , artifacts_(std::move(artifacts)) {
+    , artifacts_(std::move(artifacts))
+    , label_(std::move(label)) {
     if (compile_) {
         std::error_code ec;
         std::filesystem::create_directories(artifacts_, ec);

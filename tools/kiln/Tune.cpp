@@ -147,6 +147,9 @@ void addTune(CLI::App& app) {
 
             std::string compile = o->compile;
             bool const nvidia = arch.vendor() == arch::Vendor::Nvidia;
+            // auto: emit where Kiln has a code generator; a candidate the code generator cannot
+            // emit yet (a GEMM today) is then only lowered, unless it must run (cuda).
+            bool const tryEmit = compile == "auto" && evaluatorName != "cuda";
             if (compile == "auto")
                 compile = nvidia ? "emit" : "lower";
             if (compile != "lower" && compile != "emit" && compile != "none")
@@ -156,6 +159,9 @@ void addTune(CLI::App& app) {
                      target);
             if (compile == "none" && evaluatorName != "model")
                 fail("--compile none works only with the model evaluator");
+            nlohmann::json const emit = compile != "emit" ? nlohmann::json(false)
+                                        : tryEmit         ? nlohmann::json("try")
+                                                          : nlohmann::json(true);
             scheduler::CompileOptions compileOptions{
                 .argv = {self, "worker", "compile"},
                 .jobs = o->jobs,
@@ -163,7 +169,7 @@ void addTune(CLI::App& app) {
                 .context = {{"command", o->command},
                             {"pipeline", pipelineFile},
                             {"target", target},
-                            {"emit", compile == "emit"},
+                            {"emit", emit},
                             {"assemble", compile == "emit" && haveAssembler}}};
 
             std::string const outDir = o->output + "/" + target;
@@ -175,8 +181,11 @@ void addTune(CLI::App& app) {
                 std::optional<scheduler::CompileOptions> withCompile;
                 if (compile != "none")
                     withCompile = compileOptions;
-                evaluator = std::make_unique<scheduler::ModelEvaluator>(problem, arch, withCompile,
-                                                                        outDir + "/candidates");
+                evaluator = std::make_unique<scheduler::ModelEvaluator>(
+                    problem, arch, withCompile, outDir + "/candidates",
+                    compile == "lower" ? "lowered"
+                    : tryEmit          ? "emitted-if-possible"
+                                       : "emitted");
             } else {
                 bool const cuda = evaluatorName == "cuda";
                 scheduler::MeasuredOptions m{
@@ -243,6 +252,12 @@ void addTune(CLI::App& app) {
             if (compile != "emit") {
                 fmt::print("winner not exported: candidates were not emitted (--compile {})\n",
                            compile);
+                continue;
+            }
+            if (auto e = result.best->extra.find("emitted");
+                e != result.best->extra.end() && e->second == 0) {
+                fmt::print("winner not exported: the code generator cannot emit it yet (kiln emit "
+                           "says why)\n");
                 continue;
             }
             std::string name = command.name() + "_" + target;

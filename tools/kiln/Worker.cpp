@@ -46,11 +46,23 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
     rules::lower(pipeline, graph, options);
     writeFile(artifact + ".graph.json", saveGraph(graph));
     nlohmann::json extra = nlohmann::json::object();
-    if (request.value("emit", false)) {
+    // "emit": true (a failure to emit fails the candidate), "try" (a candidate the code
+    // generator cannot emit is only lowered: "emitted": 0), or false.
+    auto const emit = request.value("emit", nlohmann::json(false));
+    if (emit == true || emit == "try") {
         lowering::CodegenOptions codegen{.target = target, .schedule = pipeline.defaults};
         for (auto const& [name, value] : options.parameters)
             codegen.schedule[name] = value;
-        auto const kernel = lowering::emitKernel(graph, codegen);
+        std::optional<lowering::EmittedKernel> emitted;
+        try {
+            emitted = lowering::emitKernel(graph, codegen);
+        } catch (UserError const& e) {
+            if (emit == true)
+                throw;
+            return {{"ok", true}, {"extra", {{"emitted", 0}}}, {"note", e.what()}};
+        }
+        auto const& kernel = *emitted;
+        extra["emitted"] = 1;
         writeFile(artifact + ".ptx", kernel.code);
         writeFile(artifact + ".manifest.json", kernel.manifestJson());
         extra["shared_bytes"] = kernel.sharedBytes;

@@ -85,10 +85,11 @@ Evaluation compileCandidate(CompileOptions const& options, Candidate const& cand
 /// compile fails, and the model uses the registers and shared memory the assembler reports.
 class ModelEvaluator : public Evaluator {
 public:
+    /// `label` names how candidates are compiled, for the database key ("model:" + label).
     ModelEvaluator(Problem problem, arch::Arch const& arch,
-                   std::optional<CompileOptions> compile = std::nullopt,
-                   std::string artifacts = "");
-    std::string name() const override { return compile_ ? "model:compiled" : "model"; }
+                   std::optional<CompileOptions> compile = std::nullopt, std::string artifacts = "",
+                   std::string label = "compiled");
+    std::string name() const override { return compile_ ? "model:" + label_ : "model"; }
     void evaluate(std::vector<Candidate> const& batch, OnEvaluated const& done) override;
     double compileSeconds() const override { return compileSeconds_; }
 
@@ -97,6 +98,7 @@ private:
     arch::Arch const& arch_;
     std::optional<CompileOptions> compile_;
     std::string artifacts_;
+    std::string label_;
     std::size_t counter_ = 0;
     double compileSeconds_ = 0;
 };

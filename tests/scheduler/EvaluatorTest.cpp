@@ -4,6 +4,8 @@
 // killed with SIGKILL mid-way resumes without losing or duplicating a record.
 #include "kiln/scheduler/Evaluator.h"
 
+#include "kiln/arch-db/ArchLibrary.h"
+#include "kiln/graph/CommandJson.h"
 #include "kiln/scheduler/Strategy.h"
 #include "kiln/scheduler/Sweep.h"
 
@@ -202,5 +204,32 @@ TEST(Sweep, KilledMidwayResumesWithoutLosingOrDuplicatingRecords) {
     for (auto const& r : db.records())
         EXPECT_TRUE(points.insert(r.point).second) << "duplicated record";
     EXPECT_EQ(points.size(), valid);
+    fs::remove_all(dir);
+}
+
+TEST(ModelEvaluator, CompilesFirstAndUsesTheAssemblersRegisters) {
+    fs::path const dir = freshFolder("model");
+    Command const command = loadCommand(std::string(KILN_SOURCE_DIR) + "/examples/gemm-f16.json");
+    Problem const problem = problemOf(command, {{"M", 4096}, {"N", 4096}, {"K", 4096}});
+    arch::Arch const& arch = arch::ArchLibrary::get("sm_90a");
+    CompileOptions compile{.argv = {KILN_FAKE_WORKER, "compile"}, .jobs = 2, .timeoutSeconds = 5};
+    ModelEvaluator evaluator(problem, arch, compile, (dir / "artifacts").string(), "fake");
+    EXPECT_EQ(evaluator.name(), "model:fake");
+    std::map<std::string, std::int64_t> const params{
+        {"MT_M", 128}, {"MT_N", 128}, {"MT_K", 32}, {"STAGES", 2}, {"FAULT", 0}};
+    auto broken = params;
+    broken["FAULT"] = 6; // the compile reports an error
+    std::vector<Evaluation> results(2);
+    evaluator.evaluate({{{}, params}, {{}, broken}},
+                       [&](std::size_t i, Evaluation const& e) { results[i] = e; });
+    ASSERT_TRUE(results[0].ok);
+    // The fake compiler reports 42 registers; the model's own estimate would be 96.
+    EXPECT_EQ(results[0].extra.at("registers"), 42);
+    EXPECT_DOUBLE_EQ(results[0].microseconds,
+                     estimateCost(problem, arch, params, {.registers = 42}).microseconds);
+    EXPECT_NE(results[0].microseconds, estimateCost(problem, arch, params).microseconds);
+    EXPECT_FALSE(results[1].ok);
+    EXPECT_EQ(results[1].stage, "compile");
+    EXPECT_EQ(results[1].error, "ptxas: too many registers");
     fs::remove_all(dir);
 }

@@ -3,6 +3,9 @@
 // are broken the same way every time.
 #include "kiln/scheduler/TuningDatabase.h"
 
+#include "kiln/scheduler/Compare.h"
+
+#include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -152,4 +155,28 @@ TEST(TuningKey, HashCoversEveryComparedField) {
         EXPECT_NE(changed.hash(), k.hash());
         EXPECT_FALSE(changed == k);
     }
+}
+
+TEST(Compare, KendallTauAndTheModelsPick) {
+    EXPECT_DOUBLE_EQ(*kendallTau({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
+    EXPECT_DOUBLE_EQ(*kendallTau({1, 2, 3, 4}, {40, 30, 20, 10}), -1.0);
+    // One discordant pair of six: (4 - 1) ... 5 concordant, 1 discordant -> 4/6.
+    EXPECT_DOUBLE_EQ(*kendallTau({1, 2, 3, 4}, {1, 3, 2, 4}), 4.0 / 6.0);
+    // tau-b with a tie in x: pairs (1,2) tie in x; C = 5, D = 0, ties x = 1 -> 5 / sqrt(6 * 5).
+    EXPECT_DOUBLE_EQ(*kendallTau({1, 1, 2, 3}, {1, 2, 3, 4}), 5.0 / std::sqrt(30.0));
+    EXPECT_FALSE(kendallTau({1}, {1}));
+    EXPECT_FALSE(kendallTau({1, 1}, {1, 2}));
+
+    std::vector<TuningRecord> const model = {ok({{"A", 1}}, 10), ok({{"A", 2}}, 20),
+                                             ok({{"A", 3}}, 30), ok({{"A", 4}}, 5)};
+    std::vector<TuningRecord> const measured = {ok({{"A", 1}}, 100), ok({{"A", 2}}, 200),
+                                                ok({{"A", 3}}, 300), ok({{"A", 5}}, 1)};
+    Comparison const c = compareResults(model, measured);
+    EXPECT_EQ(c.common, 3u); // A=4 was not measured, A=5 not predicted
+    EXPECT_DOUBLE_EQ(*c.tau, 1.0);
+    EXPECT_EQ(c.predictedBest.at("A"), 1);
+    EXPECT_DOUBLE_EQ(*c.pickRatio, 1.0);
+    std::vector<TuningRecord> const other = {ok({{"A", 1}}, 150), ok({{"A", 2}}, 100),
+                                             ok({{"A", 3}}, 300)};
+    EXPECT_DOUBLE_EQ(*compareResults(model, other).pickRatio, 1.5);
 }

@@ -36,6 +36,10 @@ grep -q "(0 reused" "$work/other.out" || fail "another shape reused a record"
 [ "$(grep -c "gemm 1024x1024x1024 f16->f16" "$work/list.out")" -eq 2 ] || fail "db list"
 "$kiln" db best "$work/model/tuning.jsonl" > "$work/best.out"
 grep -q "on gfx942 (model:lowered): .* us (spread 0.0%) at MT_K=" "$work/best.out" || fail "db best"
+keys=$(grep "gemm 1024x1024x1024" "$work/list.out" | cut -d' ' -f1 | tr '\n' ' ')
+# shellcheck disable=SC2086
+"$kiln" db compare "$work/model/tuning.jsonl" $keys > "$work/compare.out"
+grep -q "^Kendall's tau-b: " "$work/compare.out" || fail "db compare"
 echo 'this line is damaged' >> "$work/model/tuning.jsonl"
 "$kiln" db list "$work/model/tuning.jsonl" 2> "$work/list.err" > /dev/null
 grep -q "tuning.jsonl:30: warning: skipped: not a JSON value" "$work/list.err" || fail "damaged line"

@@ -1,11 +1,15 @@
 // kiln db list DB | kiln db best DB [--key HASH] | kiln db merge OUT IN...
+// kiln db compare DB KEY_PREDICTED KEY_MEASURED
 // Reads tuning databases (scheduler/TuningDatabase.h). `list` shows each key (problem, target,
 // GPU, driver, Kiln version, pipeline hash, evaluator) with its counts and best time; `best`
 // shows the winner of each key (or one key) as the sweep would pick it; `merge` appends to OUT
 // the records of the INs that OUT does not already have under the same key. Damaged lines are
-// reported with their line numbers and skipped.
+// reported with their line numbers and skipped. `compare` says how well one key's results (the
+// cost model's) rank another's (measurements): Kendall's tau over the common points and how far
+// the first's best point is from the second's best.
 #include "Tuning.h"
 #include "kiln/graph/Error.h"
+#include "kiln/scheduler/Compare.h"
 #include "kiln/scheduler/TuningDatabase.h"
 
 #include <CLI/CLI.hpp>
@@ -49,7 +53,7 @@ void addDb(CLI::App& app) {
     list->callback([listPath] {
         std::unique_ptr<scheduler::TuningDatabase> slot;
         auto const& db = existing(slot, *listPath);
-        fmt::print("{:<16}  {:<28}  {:<8}  {:<24}  {:<22}  {:>5}  {:>6}  {:>12}\n", "key",
+        fmt::print("{:<16}  {:<28}  {:<8}  {:<28}  {:<26}  {:>5}  {:>6}  {:>12}\n", "key",
                    "problem", "target", "gpu", "evaluator", "ok", "failed", "best (us)");
         for (auto const& key : db.keys()) {
             int ok = 0, failed = 0;
@@ -57,7 +61,7 @@ void addDb(CLI::App& app) {
                 if (r.key == key)
                     (r.status == scheduler::RecordStatus::Ok ? ok : failed) += 1;
             auto const best = db.best(key);
-            fmt::print("{:<16}  {:<28}  {:<8}  {:<24}  {:<22}  {:>5}  {:>6}  {:>12}\n", key.hash(),
+            fmt::print("{:<16}  {:<28}  {:<8}  {:<28}  {:<26}  {:>5}  {:>6}  {:>12}\n", key.hash(),
                        key.summary, key.target, key.gpu, key.evaluator, ok, failed,
                        best ? fmt::format("{:.3f}", best->microseconds) : "-");
         }
@@ -85,6 +89,36 @@ void addDb(CLI::App& app) {
         }
         if (!found)
             fail("no key {} in '{}' (kiln db list shows the keys)", *bestKey, *bestPath);
+    });
+
+    auto comparePath = std::make_shared<std::string>();
+    auto compareKeys = std::make_shared<std::vector<std::string>>();
+    auto* compare = sub->add_subcommand(
+        "compare", "How well one key's results rank another's (Kendall's tau, the first's pick)");
+    compare->add_option("database", *comparePath, "Tuning database (JSON Lines)")->required();
+    compare->add_option("keys", *compareKeys, "KEY_PREDICTED KEY_MEASURED (kiln db list)")
+        ->required()
+        ->expected(2);
+    compare->callback([comparePath, compareKeys] {
+        std::unique_ptr<scheduler::TuningDatabase> slot;
+        auto const& db = existing(slot, *comparePath);
+        std::vector<scheduler::TuningRecord> sets[2];
+        for (int i = 0; i < 2; ++i) {
+            for (auto const& r : db.records())
+                if (r.key.hash() == (*compareKeys)[std::size_t(i)])
+                    sets[i].push_back(r);
+            if (sets[i].empty())
+                fail("no key {} in '{}' (kiln db list shows the keys)",
+                     (*compareKeys)[std::size_t(i)], *comparePath);
+        }
+        auto const c = scheduler::compareResults(sets[0], sets[1]);
+        fmt::print("{} points timed under both keys\n", c.common);
+        fmt::print("Kendall's tau-b: {}\n", c.tau ? fmt::format("{:.3f}", *c.tau) : "-");
+        if (c.pickRatio)
+            fmt::print("the first key's best ({}) is {:.1f}% slower than the second's best ({}) "
+                       "in the second's times\n",
+                       pointText(c.predictedBest), 100 * (*c.pickRatio - 1),
+                       pointText(c.measuredBest));
     });
 
     auto mergeOut = std::make_shared<std::string>();

@@ -40,6 +40,16 @@ keys=$(grep "gemm 1024x1024x1024" "$work/list.out" | cut -d' ' -f1 | tr '\n' ' '
 # shellcheck disable=SC2086
 "$kiln" db compare "$work/model/tuning.jsonl" $keys > "$work/compare.out"
 grep -q "^Kendall's tau-b: " "$work/compare.out" || fail "db compare"
+# The cost model as its own reference: model-guided search reaches its best at once.
+"$kiln" tune examples/gemm-f16.json --space examples/gemm.space.json --size M=1024 --size N=1024 \
+    --size K=1024 --evaluator model --target sm_90a --compile none --strategy exhaustive -q \
+    -o "$work/exhaustive" > /dev/null
+"$kiln" tune examples/gemm-f16.json --space examples/gemm.space.json --size M=1024 --size N=1024 \
+    --size K=1024 --evaluator model --target sm_90a --compile none --strategy model-guided -q \
+    -o "$work/guided" > /dev/null
+"$kiln" db reach "$work/guided/tuning.jsonl" --reference "$work/exhaustive/tuning.jsonl" \
+    > "$work/reach.out"
+grep -q "^candidate 1 came within 2% of the reference best" "$work/reach.out" || fail "db reach"
 echo 'this line is damaged' >> "$work/model/tuning.jsonl"
 "$kiln" db list "$work/model/tuning.jsonl" 2> "$work/list.err" > /dev/null
 grep -q "tuning.jsonl:30: warning: skipped: not a JSON value" "$work/list.err" || fail "damaged line"

@@ -1,12 +1,15 @@
 // kiln db list DB | kiln db best DB [--key HASH] | kiln db merge OUT IN...
 // kiln db compare DB KEY_PREDICTED KEY_MEASURED
+// kiln db reach DB --reference REF_DB [--key HASH] [--within PCT]
 // Reads tuning databases (scheduler/TuningDatabase.h). `list` shows each key (problem, target,
 // GPU, driver, Kiln version, pipeline hash, evaluator) with its counts and best time; `best`
 // shows the winner of each key (or one key) as the sweep would pick it; `merge` appends to OUT
 // the records of the INs that OUT does not already have under the same key. Damaged lines are
 // reported with their line numbers and skipped. `compare` says how well one key's results (the
 // cost model's) rank another's (measurements): Kendall's tau over the common points and how far
-// the first's best point is from the second's best.
+// the first's best point is from the second's best. `reach` counts the candidates a sweep (its
+// records in the order written) needed to come within PCT% of the best of a reference sweep
+// (an exhaustive one) of the same key.
 #include "Tuning.h"
 #include "kiln/graph/Error.h"
 #include "kiln/scheduler/Compare.h"
@@ -119,6 +122,50 @@ void addDb(CLI::App& app) {
                        "in the second's times\n",
                        pointText(c.predictedBest), 100 * (*c.pickRatio - 1),
                        pointText(c.measuredBest));
+    });
+
+    struct Reach {
+        std::string path, reference, key;
+        double within = 2;
+    };
+    auto reach = std::make_shared<Reach>();
+    auto* reachCommand = sub->add_subcommand(
+        "reach", "Candidates a sweep needed to come within PCT% of a reference sweep's best");
+    reachCommand->add_option("database", reach->path, "The sweep's database")->required();
+    reachCommand->add_option("--reference", reach->reference, "The reference (exhaustive) database")
+        ->required();
+    reachCommand->add_option("--key", reach->key, "The key, when the database has several");
+    reachCommand->add_option("--within", reach->within, "Percent")->capture_default_str();
+    reachCommand->callback([reach] {
+        std::unique_ptr<scheduler::TuningDatabase> slot, referenceSlot;
+        auto const& db = existing(slot, reach->path);
+        auto const& reference = existing(referenceSlot, reach->reference);
+        auto keys = db.keys();
+        if (!reach->key.empty())
+            std::erase_if(keys, [&](auto const& k) { return k.hash() != reach->key; });
+        if (keys.size() != 1)
+            fail("'{}' has {} keys{}; pick one with --key (kiln db list)", reach->path, keys.size(),
+                 reach->key.empty() ? "" : " " + reach->key);
+        auto const goalRecord = reference.best(keys.front());
+        if (!goalRecord)
+            fail("the reference '{}' has no successful record of key {}", reach->reference,
+                 keys.front().hash());
+        double const goal = goalRecord->microseconds * (1 + reach->within / 100);
+        std::size_t count = 0;
+        for (auto const& r : db.records()) {
+            if (!(r.key == keys.front()))
+                continue;
+            ++count;
+            if (r.status == scheduler::RecordStatus::Ok && r.microseconds <= goal) {
+                fmt::print("candidate {} came within {}% of the reference best {:.3f} us: "
+                           "{:.3f} us at {}\n",
+                           count, reach->within, goalRecord->microseconds, r.microseconds,
+                           pointText(r.point));
+                return;
+            }
+        }
+        fmt::print("none of {} candidates came within {}% of the reference best {:.3f} us\n", count,
+                   reach->within, goalRecord->microseconds);
     });
 
     auto mergeOut = std::make_shared<std::string>();

@@ -95,6 +95,8 @@ int compileMain() {
         answer = {{"ok", false}, {"error", e.what()}};
     } catch (nlohmann::json::exception const& e) {
         answer = {{"ok", false}, {"error", std::string("bad request: ") + e.what()}};
+    } catch (InternalError const& e) {
+        answer = {{"ok", false}, {"error", std::string("a bug in Kiln: ") + e.what()}};
     }
     std::cout << answer.dump() << std::endl;
     return 0;
@@ -195,6 +197,15 @@ nlohmann::json measureOnDevice(nlohmann::json const& request, OnDevice& state) {
     return answer;
 }
 
+// The answer for a request that failed; its id when it has one.
+nlohmann::json failedRequest(nlohmann::json const& request, std::string const& stage,
+                             std::string const& error) {
+    nlohmann::json id = 0;
+    if (request.is_object() && request.contains("id"))
+        id = request["id"];
+    return {{"id", id}, {"ok", false}, {"stage", stage}, {"error", error}};
+}
+
 int measureMain(std::string const& backend, int deviceIndex) {
     Interpreted cache;
     OnDevice onDevice;
@@ -232,15 +243,11 @@ int measureMain(std::string const& backend, int deviceIndex) {
             answer = backend == "cuda" ? measureOnDevice(request, onDevice)
                                        : measureRequest(request, cache);
         } catch (UserError const& e) {
-            answer = {{"id", request.value("id", std::size_t(0))},
-                      {"ok", false},
-                      {"stage", "run"},
-                      {"error", e.what()}};
+            answer = failedRequest(request, "run", e.what());
         } catch (nlohmann::json::exception const& e) {
-            answer = {{"id", request.is_object() ? request.value("id", std::size_t(0)) : 0},
-                      {"ok", false},
-                      {"stage", "run"},
-                      {"error", std::string("bad request: ") + e.what()}};
+            answer = failedRequest(request, "run", std::string("bad request: ") + e.what());
+        } catch (InternalError const& e) {
+            answer = failedRequest(request, "run", std::string("a bug in Kiln: ") + e.what());
         }
         std::cout << answer.dump() << std::endl;
     }

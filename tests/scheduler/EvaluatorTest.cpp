@@ -233,3 +233,31 @@ TEST(ModelEvaluator, CompilesFirstAndUsesTheAssemblersRegisters) {
     EXPECT_EQ(results[1].error, "ptxas: too many registers");
     fs::remove_all(dir);
 }
+
+TEST(Sweep, StopsAtItsBudgetInCandidatesOrSeconds) {
+    fs::path const dir = freshFolder("budget");
+    SearchSpace const space = faultSpace();
+    Solver const solver(space, {});
+    {
+        auto strategy = makeStrategy(solver, {.name = "random", .seed = 2});
+        MeasuredEvaluator evaluator(fakeOptions(), (dir / "a").string());
+        TuningDatabase db((dir / "a.jsonl").string());
+        SweepResult const r = runSweep(solver, *strategy, evaluator, db, faultKey(),
+                                       {.budget = {.candidates = 7}, .batch = 3});
+        EXPECT_EQ(r.entries.size(), 7u);
+        EXPECT_EQ(db.records().size(), 7u);
+    }
+    {
+        // 100 ms per measurement, one candidate per batch, 0.35 s: a few candidates, not all 30.
+        ::setenv("DELAY_MS", "100", 1);
+        auto strategy = makeStrategy(solver, {.name = "exhaustive"});
+        MeasuredEvaluator evaluator(fakeOptions(), (dir / "b").string());
+        TuningDatabase db((dir / "b.jsonl").string());
+        SweepResult const r = runSweep(solver, *strategy, evaluator, db, faultKey(),
+                                       {.budget = {.seconds = 0.35}, .batch = 1});
+        ::unsetenv("DELAY_MS");
+        EXPECT_GE(r.entries.size(), 1u);
+        EXPECT_LT(r.entries.size(), 10u);
+    }
+    fs::remove_all(dir);
+}

@@ -68,7 +68,14 @@ void ProgressPrinter::operator()(SweepProgress const& p) {
         std::fprintf(out_, "\r\033[K%s", line(p, true).c_str());
         drawn_ = true;
     } else {
+        bool const news = p.failures != lastFailures_ || p.best != lastBest_ || p.done == p.total ||
+                          lastLine_ < 0 || p.elapsed - lastLine_ >= 1.0;
+        if (!news)
+            return;
         std::fprintf(out_, "%s\n", line(p, false).c_str());
+        lastLine_ = p.elapsed;
+        lastFailures_ = p.failures;
+        lastBest_ = p.best;
     }
     std::fflush(out_);
 }

@@ -96,3 +96,33 @@ TEST(Report, TableAndPlotOfAFixedSweep) {
     expectGolden("report.txt", reportTable(r, solver));
     expectGolden("sweep.svg", reportSvg(r, "gemm <test> on sm_90a"));
 }
+
+TEST(Report, PlainProgressLinesOnlyWhenSomethingChanges) {
+    std::FILE* out = std::tmpfile();
+    ASSERT_NE(out, nullptr);
+    ProgressPrinter printer(out, false);
+    SweepProgress p{.done = 1, .total = 5, .elapsed = 0.1, .best = 10, .bestPoint = "A=1"};
+    printer(p); // the first
+    p.done = 2;
+    p.elapsed = 0.2;
+    printer(p); // nothing new within a second: no line
+    p.done = 3;
+    p.elapsed = 0.3;
+    p.failures = 1;
+    printer(p); // a failure
+    p.done = 4;
+    p.elapsed = 1.5;
+    printer(p); // a second later
+    p.done = 5;
+    p.elapsed = 1.6;
+    printer(p); // the end
+    std::rewind(out);
+    std::string text;
+    for (int c = std::fgetc(out); c != EOF; c = std::fgetc(out))
+        text += char(c);
+    std::fclose(out);
+    EXPECT_EQ(text, "1/5 done, 0 failed, best 10.00 us (A=1), ETA 0s\n"
+                    "3/5 done, 1 failed, best 10.00 us (A=1), ETA 0s\n"
+                    "4/5 done, 1 failed, best 10.00 us (A=1), ETA 0s\n"
+                    "5/5 done, 1 failed, best 10.00 us (A=1)\n");
+}

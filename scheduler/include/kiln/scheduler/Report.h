@@ -11,11 +11,13 @@
 #include "kiln/scheduler/Sweep.h"
 
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace kiln::scheduler {
 
-/// Prints SweepProgress to `out`: a redrawn bar when `terminal`, else one line per update.
+/// Prints SweepProgress to `out`: a redrawn bar when `terminal`; otherwise a line when the best
+/// time or the failures change, at least a second after the previous line, and at the end.
 class ProgressPrinter {
 public:
     ProgressPrinter(std::FILE* out, bool terminal)
@@ -32,6 +34,9 @@ private:
     std::FILE* out_;
     bool terminal_;
     bool drawn_ = false;
+    double lastLine_ = -1;
+    std::size_t lastFailures_ = 0;
+    std::optional<double> lastBest_;
 };
 
 /// The end-of-sweep table: the `top` fastest candidates, then every failure with its reason.

@@ -31,6 +31,11 @@ grep -q "12 candidates in .* (12 reused from the database" "$work/again.out" || 
     > "$work/other.out"
 grep -q "(0 reused" "$work/other.out" || fail "another shape reused a record"
 
+# A pipeline for another kind of Command is refused before the sweep.
+if "$kiln" tune examples/axpy.json --space examples/gemm.space.json -o "$work/wrong" \
+    2> "$work/wrong.err"; then fail "a GEMM space over axpy"; fi
+grep -q "changes nothing in the Command 'axpy'" "$work/wrong.err" || fail "wrong pipeline message"
+
 # 3. kiln db.
 "$kiln" db list "$work/model/tuning.jsonl" > "$work/list.out"
 [ "$(grep -c "gemm 1024x1024x1024 f16->f16" "$work/list.out")" -eq 2 ] || fail "db list"

@@ -12,6 +12,7 @@
 #include "Tuning.h"
 #include "kiln/arch-db/ArchLibrary.h"
 #include "kiln/graph/CommandJson.h"
+#include "kiln/graph/Translate.h"
 #include "kiln/rules/ArchFacts.h"
 #include "kiln/rules/Pipeline.h"
 #include "kiln/runtime/Platform.h"
@@ -99,6 +100,21 @@ void addTune(CLI::App& app) {
             fail("{}: the search space names no \"pipeline\"; give --pipeline", o->space);
         rules::Pipeline const pipeline = rules::loadPipeline(pipelineFile);
         scheduler::checkAgainstPipeline(space, pipeline);
+        // A pipeline written for another kind of Command lowers nothing: say so before sweeping.
+        {
+            KernelGraph graph = translate(command);
+            std::int64_t applications = 0;
+            try {
+                for (auto const& r : rules::lower(pipeline, graph, {}))
+                    applications += r.applications;
+            } catch (UserError const&) {
+                applications = -1; // the defaults do not lower; the candidates will say why
+            }
+            if (applications == 0)
+                fail("the pipeline '{}' ({}) changes nothing in the Command '{}' ({}): it is a "
+                     "pipeline for another kind of Command",
+                     pipeline.name, pipelineFile, command.name(), o->command);
+        }
         auto const sizes = problemOf(command, o->sizes);
         scheduler::Problem const problem = scheduler::problemOf(command, sizes);
         std::string evaluatorName = o->evaluator;

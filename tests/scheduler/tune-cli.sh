@@ -83,6 +83,24 @@ killed=$(wc -l < "$work/measured/tuning.jsonl")
 grep -q "24 candidates in .* ($killed reused from the database" "$work/measured2.out" || fail "resume count"
 [ "$(wc -l < "$work/measured/tuning.jsonl")" -eq 24 ] || fail "records lost or duplicated"
 [ "$(grep -o '"point":{[^}]*}' "$work/measured/tuning.jsonl" | sort -u | wc -l)" -eq 24 ] || fail "dup"
+# 5. The real worker checks before it times: a lowered axpy whose expression was changed
+#    (x - y for x + y) is a failure of stage check, the unchanged one is timed.
+echo '{"command": "examples/axpy.json", "pipeline": "rules/elementwise.pipeline.json",
+       "target": "sm_90a", "params": {"WG_SIZE": 64, "VEC": 2}, "artifact": "'"$work"'/good"}' \
+    | tr -d '\n' | "$kiln" worker compile > "$work/compile.out"
+grep -q '"ok":true' "$work/compile.out" || fail "worker compile"
+sed 's/"alpha \* value#4 + value#12"/"alpha * value#4 - value#12"/' "$work/good.graph.json" \
+    > "$work/wrong.graph.json"
+cmp -s "$work/good.graph.json" "$work/wrong.graph.json" && fail "the expression was not changed"
+for name in good wrong; do
+    echo '{"id": 1, "command": "examples/axpy.json", "sizes": {"N": 1000}, "params": {},
+           "artifact": "'"$work/$name"'", "warmup": 0, "repetitions": 2}' | tr -d '\n'
+    echo
+done | "$kiln" worker measure --backend interpreter > "$work/measure.out"
+grep -q '"ok":true,"samples_us":\[' "$work/measure.out" || fail "worker measure"
+grep -q '"error":"wrong result: max relative error .*","id":1,"ok":false,"stage":"check"' \
+    "$work/measure.out" || fail "worker check"
+
 # The winner of a sweep whose candidates were emitted is exported.
 [ -s "$work/measured/sm_90a/export/axpy_sm_90a.h" ] || fail "the winner was not exported"
 grep -q "^exported the winner: " "$work/measured2.out" || fail "no export line"

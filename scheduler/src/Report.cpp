@@ -124,9 +124,17 @@ std::string reportTable(SweepResult const& result, Solver const& solver, std::si
                   "smaller point)");
     if (!failed.empty()) {
         out += fmt::format("\nfailures ({}):\n", failed.size());
-        for (auto const* e : failed)
-            out += fmt::format("  {:<8} {}: {}\n", e->evaluation.stage, solver.text(e->point),
-                               e->evaluation.error);
+        for (auto const* e : failed) {
+            // A multi-line message (a compiler's log) is indented under its candidate.
+            std::string error = e->evaluation.error;
+            while (!error.empty() && error.back() == '\n')
+                error.pop_back();
+            for (std::size_t at = error.find('\n'); at != std::string::npos;
+                 at = error.find('\n', at + 1))
+                error.insert(at + 1, "           ");
+            out +=
+                fmt::format("  {:<8} {}: {}\n", e->evaluation.stage, solver.text(e->point), error);
+        }
     }
     return out;
 }

@@ -126,6 +126,10 @@ int main(int argc, char** argv) {
         generated(s, "axpy.json", "elementwise.pipeline.json", {{"VEC", 4}, {"WG_SIZE", 256}},
                   {{"N", n + 3}});
     });
+    reg("fused_bias_gelu/f16/8192x8192/VEC=8", [](benchmark::State& s) {
+        generated(s, "fused-elementwise.json", "elementwise.pipeline.json", {{"VEC", 8}},
+                  {{"M", 8192}, {"N", 8192}});
+    });
     reg("row_sum/f32/M=1Mi/N=64", [](benchmark::State& s) {
         generated(s, "row-reduction.json", "reduction.pipeline.json", {},
                   {{"M", 1 << 20}, {"N", 64}});

@@ -28,7 +28,7 @@ grep -E "runtime:" "$OUT/configure.log"
 
 step "build"
 if ! cmake --build "$BUILD" -j "$JOBS" --target kiln_runtime_tests kiln_runtime_gpu_tests \
-        kiln_gpu_bench kiln_lowering_tests kiln_lowering_gpu_tests kiln_codegen_bench \
+        kiln_gpu_bench kiln_lowering_tests kiln_lowering_gpu_tests kiln_codegen_bench kiln \
         >"$OUT/build.log" 2>&1; then
     grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; echo "build failed"; exit 1
 fi

@@ -108,12 +108,14 @@ private:
     }
 
     // Storage of a data dimension for the current workgroup (and workitem, where per-thread).
+    // A value distributed over the grid has one owner per element, so its elements live in one
+    // place that every reader sees, whichever workgroup asks.
     std::vector<double>& storage(Id d) const {
         auto const kind = graph_.coordinates.node(d).kind;
-        std::int64_t const group = perWorkitem(kind) || perWorkgroup(kind) ? group_ : -1;
-        std::int64_t const lane = perWorkitem(kind) ? lane_ : -1;
-        KILN_ASSERT(group >= 0 || !(perWorkitem(kind) || perWorkgroup(kind)),
-                    "#{} read outside a workgroup", d);
+        bool const local = (perWorkitem(kind) || perWorkgroup(kind)) && !distributed(d);
+        std::int64_t const group = local ? group_ : -1;
+        std::int64_t const lane = local && perWorkitem(kind) ? lane_ : -1;
+        KILN_ASSERT(group >= 0 || !local, "#{} read outside a workgroup", d);
         auto& values = storage_[{d, group, lane}];
         if (values.empty())
             values.assign(static_cast<std::size_t>(size(d)), 0.0);
@@ -222,6 +224,13 @@ private:
                      .first;
         }
         return *it->second;
+    }
+
+    bool distributed(Id d) const {
+        auto it = distributions_.find(d);
+        if (it == distributions_.end())
+            it = distributions_.emplace(d, distributionOf(graph_, d)).first;
+        return it->second.distributed;
     }
 
     Distribution const& distribution(Id d) {
@@ -450,7 +459,7 @@ private:
     mutable std::map<std::tuple<Id, std::int64_t, std::int64_t>, std::vector<double>> storage_;
     std::map<std::pair<Id, ControlEdgeKind>, std::vector<Id>> sequences_, successors_;
     std::map<std::tuple<Id, std::vector<Id>, Id>, std::unique_ptr<CoordinatePlan>> plans_;
-    std::map<Id, Distribution> distributions_;
+    mutable std::map<Id, Distribution> distributions_;
 };
 
 } // namespace

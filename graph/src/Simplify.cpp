@@ -87,6 +87,22 @@ ExprPtr rewriteBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs) {
     case BinaryOp::Add:
         if (integer && isIntLiteral(rhs, 0))
             return lhs;
+        // (x / y) * y + x % y -> x, for either order of the two terms
+        if (integer) {
+            auto quotientTimes = [](ExprPtr const& e, ExprPtr const& rest) {
+                auto const* m = std::get_if<Binary>(e.get());
+                auto const* r = std::get_if<Binary>(rest.get());
+                if (!m || !r || m->op != BinaryOp::Multiply || r->op != BinaryOp::Modulo)
+                    return false;
+                auto const* d = std::get_if<Binary>(m->lhs.get());
+                return d && d->op == BinaryOp::Divide && equal(d->lhs, r->lhs) &&
+                       equal(d->rhs, r->rhs) && equal(m->rhs, r->rhs);
+            };
+            if (quotientTimes(lhs, rhs))
+                return std::get<Binary>(*rhs).lhs;
+            if (quotientTimes(rhs, lhs))
+                return std::get<Binary>(*lhs).lhs;
+        }
         // (x + c1) + c2 -> x + (c1 + c2)
         if (auto const* b = std::get_if<Binary>(lhs.get());
             integer && b && b->op == BinaryOp::Add && isLiteral(b->rhs) && isLiteral(rhs))

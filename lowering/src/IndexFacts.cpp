@@ -53,7 +53,8 @@ Interval IndexFacts::range(ExprPtr const& e) const {
     if (!b)
         return {};
     Interval const x = range(b->lhs), y = range(b->rhs);
-    bool const xNonNeg = x.lo && *x.lo >= 0, yPositive = y.lo && *y.lo > 0;
+    // A divisor that is not negative is positive wherever the division is defined.
+    bool const xNonNeg = x.lo && *x.lo >= 0, yPositive = y.lo && *y.lo >= 0;
     switch (b->op) {
     case BinaryOp::Add:
         return {add(x.lo, y.lo), add(x.hi, y.hi)};
@@ -68,10 +69,11 @@ Interval IndexFacts::range(ExprPtr const& e) const {
     case BinaryOp::CeilDivide:
         if (xNonNeg && yPositive) {
             Bound hi = x.hi;
+            std::int64_t const divisor = std::max<std::int64_t>(*y.lo, 1);
             if (hi && b->op == BinaryOp::CeilDivide)
-                hi = (*hi + *y.lo - 1) / *y.lo;
+                hi = (*hi + divisor - 1) / divisor;
             else if (hi)
-                hi = *hi / *y.lo;
+                hi = *hi / divisor;
             return {0, hi};
         }
         return {};

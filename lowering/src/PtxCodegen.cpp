@@ -544,10 +544,15 @@ void PtxCodegen::vector(Held& held, std::size_t start, std::size_t width, DataTy
     std::string list;
     for (auto const& w : words)
         list += (list.empty() ? "" : ", ") + w;
-    std::string const op = fmt::format("{}.global.v{}{}", isLoad ? "ld" : "st", lanes, laneName);
+    if (lanes > 1)
+        list = "{" + list + "}";
+    // One 32-bit word (two 16-bit values) is a plain access; more are a vector.
+    std::string const op =
+        fmt::format("{}.global{}{}", isLoad ? "ld" : "st",
+                    lanes > 1 ? fmt::format(".v{}", lanes) : std::string(), laneName);
     (void)bytes;
     if (isLoad) {
-        writer_.instruction(fmt::format("{} {{{}}}, [{}]", op, list, address));
+        writer_.instruction(fmt::format("{} {}, [{}]", op, list, address));
         for (std::size_t k = 0; k < width; ++k) {
             std::string value;
             if (half) {
@@ -579,7 +584,7 @@ void PtxCodegen::vector(Held& held, std::size_t start, std::size_t width, DataTy
             writer_.instruction(fmt::format("mov{} {}, {}", ptxName(laneType), words[k], bits));
         }
     }
-    writer_.instruction(fmt::format("{} [{}], {{{}}}", op, address, list));
+    writer_.instruction(fmt::format("{} [{}], {}", op, address, list));
 }
 
 void PtxCodegen::assign(Id op, Operation const& o) {
@@ -626,16 +631,19 @@ void PtxCodegen::reduce(Id op, Operation const& o) {
             fmt::format("Reduce from #{} to #{}: the source needs one axis more", source, dest));
     Held& h = hold(dest);
     currentId_ = dest;
-    DataType const accType = isFloat(h.type) && h.type != DataType::F64 ? DataType::F32 : h.type;
+    // Floating-point rows accumulate in f64: a long f32 sum drifts from the exact one by more
+    // than f32's tolerance, and the loop is bound by memory, not by the adds.
+    DataType const accType = isFloat(h.type) ? DataType::F64 : h.type;
     PtxType const acc = registerType(accType);
     Id const along = sourceAxes.back();
     for (std::size_t c = 0; c < h.elements.size(); ++c) {
         writer_.pushScope();
         std::string const sum = writer_.newRegister(acc), p = writer_.newRegister(PtxType::S64);
+        bool const floating = acc == PtxType::F64;
         std::string const init = o.combine == Combine::Sum ? zero(acc)
                                  : o.combine == Combine::Max
-                                     ? (acc == PtxType::F32 ? "0fFF800000" : "-9223372036854775807")
-                                     : (acc == PtxType::F32 ? "0f7F800000" : "9223372036854775807");
+                                     ? (floating ? "0dFFF0000000000000" : "-9223372036854775807")
+                                     : (floating ? "0d7FF0000000000000" : "9223372036854775807");
         writer_.instruction(fmt::format("mov{} {}, {}", ptxName(acc), sum, init));
         writer_.instruction(fmt::format("mov.s64 {}, 0", p));
         std::string const last = writer_.emitIndex(simplify(shape.back()), bindings());

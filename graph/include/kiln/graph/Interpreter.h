@@ -11,8 +11,11 @@
 //     element is computed by the workgroup and workitem that own it, found by evaluating the
 //     tiling from the grid and the other (local) indices, so a tiling that misses elements
 //     leaves them uncomputed;
-//   - MacroTile, WaveTile and Shared values exist once per workgroup, Register and ThreadTile
-//     values once per workitem, User and Linear values once.
+//   - values that are not distributed exist once per workgroup (MacroTile, WaveTile, Shared),
+//     once per workitem (Register, ThreadTile) or once (User, Linear); a distributed value
+//     exists once, each element written by its owner, so a lowering may distribute the values
+//     of a chain one at a time. (Whether a workgroup may read an element another one owns is
+//     for code generation to refuse: it holds only what a workitem owns.)
 // Every address comes from the coordinate transforms (CoordinatePlan); elements whose
 // coordinates fall outside a dimension are masked: loads read 0, stores are skipped. Control
 // flow (ForLoop, If) must be uniform across the grid.

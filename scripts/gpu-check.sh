@@ -65,6 +65,6 @@ echo "================ summary ================"
 grep -E "tests passed" "$OUT/ctest-gpu.log" | sed 's/^/ctest -L gpu: /'
 grep -E "tests passed" "$OUT/ctest-runtime.log" | sed 's/^/ctest -L runtime -LE gpu: /'
 sed -n '/^---- pass 2/,$p' "$OUT/gpu-bench.log"
-grep -E "^(copy|axpy|row_sum)" "$OUT/codegen-bench.log"
+grep -E "^(copy|axpy|fused|row_sum)" "$OUT/codegen-bench.log"
 echo "status: $status (logs and JSON in $OUT)"
 exit $status

@@ -30,6 +30,10 @@ public:
     Expected<std::unique_ptr<ModuleBackend>> loadCode(KernelLoaderSpec const& spec) override;
     Status synchronize() override;
 
+    /// The driver and the primary context, for libraries that call CUDA themselves (cuBLAS).
+    CudaDriver const& driver() const { return *driver_; }
+    CUcontext context() const { return context_; }
+
 private:
     CudaDevice(std::shared_ptr<CudaDriver> driver, CUdevice device, CUcontext context)
         : driver_(std::move(driver))

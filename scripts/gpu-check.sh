@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gpu-check.sh: on the GPU machine, build the GPU parts of Kiln in a fresh folder, run the `gpu`
-# tests (and the rest of the runtime's), run the GPU benchmark, and leave logs and JSON in $OUT.
+# tests (and the rest of the runtime's), run the GPU benchmarks (copy, generated kernels, GEMM
+# against cuBLAS), a short measured tuning sweep, and leave logs and JSON in $OUT.
 # Prints a short table last. Exit status: non-zero when the build, a test or the benchmark fails.
 #
 #   OUT=/tmp/out scripts/gpu-check.sh            # build folder: $KILN_GPU_BUILD or /tmp/kiln-gpu
@@ -29,6 +30,7 @@ grep -E "runtime:" "$OUT/configure.log"
 step "build"
 if ! cmake --build "$BUILD" -j "$JOBS" --target kiln_runtime_tests kiln_runtime_gpu_tests \
         kiln_gpu_bench kiln_lowering_tests kiln_lowering_gpu_tests kiln_codegen_bench kiln \
+        kiln_gemm_bench kiln_cli_tests \
         >"$OUT/build.log" 2>&1; then
     grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; echo "build failed"; exit 1
 fi
@@ -41,7 +43,7 @@ grep -E "\[ gpu  |tests passed|\(Failed\)|\(Skipped\)" "$OUT/ctest-gpu.log" \
     | sed 's/^[0-9]*: //' | awk '!seen[$0]++' | head -40
 
 step "ctest: the rest of the runtime (CPU tests, ptxas)"
-(cd "$BUILD" && ctest -L 'runtime|lowering' -LE gpu --output-on-failure) >"$OUT/ctest-runtime.log" 2>&1 \
+(cd "$BUILD" && ctest -L 'runtime|lowering|cli' -LE gpu --output-on-failure) >"$OUT/ctest-runtime.log" 2>&1 \
     || status=1
 grep -E "tests passed|\(Failed\)" "$OUT/ctest-runtime.log"
 
@@ -60,11 +62,24 @@ step "kiln_codegen_bench: generated kernels against the copy bandwidth"
 "$BUILD/bench/kiln_codegen_bench" --benchmark_out="$OUT/codegen-bench.json" \
     --benchmark_out_format=json >"$OUT/codegen-bench.log" 2>&1 || status=1
 
+step "kiln_gemm_bench: generated GEMM against cuBLAS"
+"$BUILD/bench/kiln_gemm_bench" --benchmark_out="$OUT/gemm-bench.json" \
+    --benchmark_out_format=json >"$OUT/gemm-bench.log" 2>&1 || status=1
+
+# A short measured sweep on the GPU: axpy over the element-wise space, every point.
+step "kiln tune: axpy over examples/elementwise.space.json on the GPU"
+"$BUILD/tools/kiln/kiln" tune examples/axpy.json --space examples/elementwise.space.json \
+    --size N=16777216 --evaluator cuda --strategy exhaustive --repetitions 20 --quiet \
+    -o "$OUT/tune" >"$OUT/tune.log" 2>&1 || status=1
+tail -3 "$OUT/tune.log"
+
 echo
 echo "================ summary ================"
 grep -E "tests passed" "$OUT/ctest-gpu.log" | sed 's/^/ctest -L gpu: /'
 grep -E "tests passed" "$OUT/ctest-runtime.log" | sed 's/^/ctest -L runtime -LE gpu: /'
 sed -n '/^---- pass 2/,$p' "$OUT/gpu-bench.log"
 grep -E "^(copy|axpy|fused|row_sum)" "$OUT/codegen-bench.log"
+grep -E "^(cuBLAS|cublas/|kiln/)" "$OUT/gemm-bench.log"
+head -12 "$OUT"/tune/*/report.txt 2>/dev/null
 echo "status: $status (logs and JSON in $OUT)"
 exit $status

@@ -1,5 +1,6 @@
 #include "DeviceRun.h"
 
+#include "GemmReference.h"
 #include "kiln/graph/Reference.h"
 #include "kiln/lowering/LaunchShape.h"
 #include "kiln/runtime/DeviceMemory.h"
@@ -183,7 +184,25 @@ runOnDevice(std::shared_ptr<runtime::Device> const& device, Command const& comma
     DeviceRunResult result;
     Bindings bindings = randomBindings(command, problem, options.seed);
     Bindings reference = bindings;
-    runReference(command, reference);
+
+    // A large GEMM is checked against cuBLAS on the device; anything else (or a GEMM where
+    // cuBLAS does not load) against the CPU reference.
+    std::optional<GemmForm> gemm = matchGemm(command);
+    std::shared_ptr<runtime::cuda::Blas> blas;
+    std::string cublasMissing;
+    if (gemm) {
+        auto shape = gemmShape(*gemm, bindings);
+        if (shape && shape.value().flops() > options.deviceReferenceFlops) {
+            auto created = runtime::cuda::Blas::create(device);
+            if (created)
+                blas = created.value();
+            else
+                cublasMissing = " (cuBLAS: " + created.error().message() + ")";
+        }
+    }
+    result.reference = blas ? "cuBLAS " + std::to_string(blas->version()) : "CPU" + cublasMissing;
+    if (!blas)
+        runReference(command, reference);
 
     auto manifest = runtime::KernelManifest::fromJson(kernel.manifestJson(), kernel.entry);
     if (!manifest)
@@ -249,15 +268,35 @@ runOnDevice(std::shared_ptr<runtime::Device> const& device, Command const& comma
     block = {static_cast<std::uint32_t>(shape.block[0]), static_cast<std::uint32_t>(shape.block[1]),
              static_cast<std::uint32_t>(shape.block[2])};
     runtime::LaunchConfig const config{grid, block, kernel.sharedBytes};
+    runtime::DeviceMemory<std::uint8_t> onDevice; // cuBLAS's D, before the kernel writes D
+    if (blas) {
+        auto memory =
+            runtime::DeviceMemory<std::uint8_t>::allocate(device, buffers.at(gemm->d).size());
+        if (!memory)
+            return memory.error();
+        onDevice = std::move(memory).value();
+        if (auto s = gemmOnDevice(*blas, stream.value(), *gemm, bindings, buffers, onDevice);
+            !s.ok())
+            return s.error();
+    }
     stream.value().launch(loaded.value(), config, arguments);
     if (auto s = stream.value().synchronize(); !s.ok())
         return s.error().withContext(kernel.entry);
 
-    // Every tensor against the reference.
+    // Every tensor against the reference (with cuBLAS: D against cuBLAS's D).
     for (auto& [name, buffer] : buffers) {
+        if (blas && name != gemm->d)
+            continue;
         HostTensor& host = bindings.tensors.at(name);
         std::vector<std::uint8_t> bytes(buffer.size());
         stream.value().copy(std::span<std::uint8_t>(bytes), buffer);
+        if (blas) {
+            std::vector<std::uint8_t> expected(onDevice.size());
+            stream.value().copy(std::span<std::uint8_t>(expected), onDevice);
+            if (auto s = stream.value().synchronize(); !s.ok())
+                return s.error();
+            fromBytes(expected, reference.tensors.at(name));
+        }
         if (auto s = stream.value().synchronize(); !s.ok())
             return s.error();
         fromBytes(bytes, host);
@@ -276,10 +315,21 @@ runOnDevice(std::shared_ptr<runtime::Device> const& device, Command const& comma
             return start.error();
         if (!stop)
             return stop.error();
+        // Twice L2, written before each repetition: what the one before left there is gone.
+        runtime::DeviceMemory<std::uint32_t> flush;
+        if (options.flushL2 && device->description().l2Bytes > 0) {
+            auto memory = runtime::DeviceMemory<std::uint32_t>::allocate(
+                device, static_cast<std::size_t>(device->description().l2Bytes) / 2);
+            if (!memory)
+                return memory.error();
+            flush = std::move(memory).value();
+        }
         for (int i = 0; i < options.warmup; ++i)
             stream.value().launch(loaded.value(), config, arguments);
         std::vector<double> times;
         for (int i = 0; i < options.repetitions; ++i) {
+            if (!flush.empty())
+                stream.value().fill(flush, static_cast<std::uint32_t>(i + 1));
             stream.value()
                 .record(start.value())
                 .launch(loaded.value(), config, arguments)

@@ -5,7 +5,10 @@
 // a copy, the kernel assembled by ptxas where there is one (else JIT-compiled by the driver),
 // loaded with its manifest so that arguments are checked, launched on the grid its formula
 // gives for this problem, every tensor compared with the reference, then timed with device
-// events (warm-up first, the median of the repetitions).
+// events (warm-up first, the median of the repetitions). GEMMs too large for the CPU reference
+// are checked against cuBLAS on the device (GemmReference.h). Before each timed repetition a
+// buffer of twice the device's L2 is written, so that no repetition finds its inputs in L2 from
+// the one before.
 #pragma once
 
 #include "kiln/graph/Bindings.h"
@@ -24,11 +27,15 @@ struct DeviceRunOptions {
     std::uint64_t seed = 7;
     int warmup = 3;
     int repetitions = 0; ///< 0: check only
+    bool flushL2 = true; ///< write 2 x L2 bytes before each timed repetition
+    /// GEMM Commands of more FLOPs than this are checked against cuBLAS where it loads.
+    double deviceReferenceFlops = 1e8;
 };
 
 struct DeviceRunResult {
     double maxRelativeError = 0, tolerance = 0;
     std::string worstTensor;        ///< where the largest error is
+    std::string reference;          ///< "CPU", or "cuBLAS VERSION" for a large GEMM
     double medianMs = 0, minMs = 0; ///< per launch, when timed
     double bytes = 0;  ///< bytes the kernel must move: each tensor loaded, each tensor stored
     int registers = 0; ///< from ptxas (0 when the driver compiled the PTX)

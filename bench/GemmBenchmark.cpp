@@ -1,0 +1,231 @@
+// GemmBenchmark.cpp: kiln_gemm_bench, Kiln's generated GEMM against cuBLAS in the same run.
+//
+// cuBLAS (loaded at run time, runtime/include/kiln/runtime/cuda/Blas.h) is the baseline: sgemm
+// at 4096 cubed and f16 GemmEx (f32 accumulation, f16 result) at 1024, 4096 and 8192 cubed, on
+// the problems of examples/gemm.json (D = 1.5 * A x B^T - 0.5 * D) and examples/gemm-f16.json
+// (D = A x B). Kiln's kernels are lowered with rules/gemm.pipeline.json at its defaults,
+// emitted, checked against cuBLAS on random inputs (DeviceRun.h) and timed the same way:
+// warm-up, then repetitions timed with device events, each after a write of twice the L2 so
+// that no repetition finds its operands in L2; the median counts. Figures: TFLOP/s (2 m n k per
+// GEMM) and Kiln's ratio to cuBLAS. A kernel the code generator cannot emit yet is reported as
+// an errored benchmark with the generator's message. Google Benchmark with manual time: one
+// iteration per benchmark, whose time is the median.
+#include "DeviceRun.h"
+#include "kiln/graph/CommandJson.h"
+#include "kiln/graph/Translate.h"
+#include "kiln/rules/ArchFacts.h"
+#include "kiln/rules/Pipeline.h"
+#include "kiln/runtime/DeviceMemory.h"
+#include "kiln/runtime/Event.h"
+#include "kiln/runtime/Platform.h"
+#include "kiln/runtime/Stream.h"
+#include "kiln/runtime/cuda/Blas.h"
+
+#include <algorithm>
+#include <benchmark/benchmark.h>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <map>
+#include <random>
+
+namespace {
+
+using namespace kiln;
+using runtime::cuda::GemmShape;
+
+std::shared_ptr<runtime::Device> gDevice;
+std::shared_ptr<runtime::cuda::Blas> gBlas;
+std::map<std::string, double> gCublasTflops; // "f16/4096" -> TFLOP/s of cuBLAS in this run
+
+constexpr int kWarmup = 3;
+constexpr int kRepetitions = 20;
+
+// `count` elements of T from uniform random values in [-1, 1) (a block of 2^20 repeated).
+template <class T>
+std::vector<T> randomMatrix(std::size_t count, std::uint32_t seed) {
+    std::mt19937 random(seed);
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    std::vector<T> block(std::min<std::size_t>(count, 1 << 20));
+    for (T& x : block) {
+        if constexpr (std::is_same_v<T, float>)
+            x = uniform(random);
+        else
+            x = T::fromFloat(uniform(random));
+    }
+    std::vector<T> values(count);
+    for (std::size_t i = 0; i < count; ++i)
+        values[i] = block[i % block.size()];
+    return values;
+}
+
+template <class T>
+runtime::Expected<runtime::DeviceMemory<T>> upload(std::vector<T> const& host) {
+    auto memory = runtime::DeviceMemory<T>::allocate(gDevice, host.size());
+    if (!memory)
+        return memory.error();
+    if (auto s = memory.value().write(host); !s.ok())
+        return s.error();
+    return memory;
+}
+
+// cuBLAS on one problem: the median of kRepetitions, each after a write of 2 x L2.
+void cublasGemm(benchmark::State& state, bool half, std::int64_t n) {
+    if (!gBlas) {
+        state.SkipWithError("cuBLAS not loaded");
+        return;
+    }
+    std::size_t const elements = static_cast<std::size_t>(n * n);
+    GemmShape const shape{.m = n, .n = n, .k = n, .transB = !half};
+    auto stream = runtime::Stream::create(gDevice);
+    auto start = runtime::Event::create(gDevice), stop = runtime::Event::create(gDevice);
+    auto flush = runtime::DeviceMemory<std::uint32_t>::allocate(
+        gDevice, static_cast<std::size_t>(gDevice->description().l2Bytes / 2));
+    if (!stream || !start || !stop || !flush) {
+        state.SkipWithError("cannot create the stream, events or L2 flush buffer");
+        return;
+    }
+    std::function<runtime::Status()> gemm;
+    std::vector<runtime::DeviceMemory<float>> f32;
+    std::vector<runtime::DeviceMemory<runtime::Half>> f16;
+    for (std::uint32_t seed : {1u, 2u, 3u}) {
+        if (half) {
+            auto memory = upload(randomMatrix<runtime::Half>(elements, seed));
+            if (!memory) {
+                state.SkipWithError(memory.error().message().c_str());
+                return;
+            }
+            f16.push_back(std::move(memory).value());
+        } else {
+            auto memory = upload(randomMatrix<float>(elements, seed));
+            if (!memory) {
+                state.SkipWithError(memory.error().message().c_str());
+                return;
+            }
+            f32.push_back(std::move(memory).value());
+        }
+    }
+    runtime::Stream& s = stream.value();
+    if (half)
+        gemm = [&] {
+            return gBlas->gemmEx(s, shape, runtime::ScalarType::F16, runtime::ScalarType::F16, 1.0f,
+                                 f16[0].pointer().address(), f16[1].pointer().address(), 0.0f,
+                                 f16[2].pointer().address());
+        };
+    else
+        gemm = [&] { return gBlas->gemm(s, shape, 1.5f, f32[0], f32[1], -0.5f, f32[2]); };
+    for (int i = 0; i < kWarmup; ++i)
+        if (auto status = gemm(); !status.ok()) {
+            state.SkipWithError(status.message().c_str());
+            return;
+        }
+    std::vector<double> times;
+    for (int i = 0; i < kRepetitions; ++i) {
+        s.fill(flush.value(), static_cast<std::uint32_t>(i + 1)).record(start.value());
+        runtime::Status const status = gemm();
+        s.record(stop.value());
+        if (auto synced = s.synchronize(); !status.ok() || !synced.ok()) {
+            state.SkipWithError((status.ok() ? synced : status).message().c_str());
+            return;
+        }
+        times.push_back(stop.value().millisecondsSince(start.value()).value());
+    }
+    std::sort(times.begin(), times.end());
+    double const ms = times[times.size() / 2];
+    double const tflops = shape.flops() / ms / 1e9;
+    gCublasTflops[std::string(half ? "f16/" : "f32/") + std::to_string(n)] = tflops;
+    for (auto _ : state)
+        state.SetIterationTime(ms / 1e3);
+    state.counters["TFLOP/s"] = tflops;
+    state.counters["min_ms"] = times.front();
+}
+
+/// Runs an emitted GEMM kernel of `command` (lowered as `lowered`) at `problem`, checked against
+/// cuBLAS and timed like cublasGemm, into `state`; `key` names the cuBLAS figure to compare with.
+void kilnGemm(benchmark::State& state, Command const& command, KernelGraph const& lowered,
+              lowering::EmittedKernel const& kernel, std::map<std::string, double> const& problem,
+              std::string const& key, double flops) {
+    auto result = cli::runOnDevice(gDevice, command, problem, lowered, kernel,
+                                   {.warmup = kWarmup, .repetitions = kRepetitions});
+    if (!result) {
+        state.SkipWithError(result.error().message().c_str());
+        return;
+    }
+    auto const& r = result.value();
+    if (!(r.maxRelativeError <= r.tolerance)) {
+        state.SkipWithError(("wrong result against " + r.reference).c_str());
+        return;
+    }
+    for (auto _ : state)
+        state.SetIterationTime(r.medianMs / 1e3);
+    double const tflops = flops / r.medianMs / 1e9;
+    state.counters["TFLOP/s"] = tflops;
+    state.counters["ratio_to_cublas"] =
+        gCublasTflops.contains(key) ? tflops / gCublasTflops[key] : 0;
+    state.counters["max_rel_error"] = r.maxRelativeError;
+    state.counters["registers"] = r.registers;
+}
+
+// Lowers and emits `commandFile` with the GEMM pipeline, then kilnGemm; a kernel that cannot be
+// emitted yet is an errored benchmark with the reason.
+void generated(benchmark::State& state, std::string const& commandFile, bool half, std::int64_t n) {
+    std::string const root = KILN_SOURCE_DIR;
+    std::string const target = gDevice->description().target;
+    try {
+        Command const command = loadCommand(root + "/examples/" + commandFile);
+        KernelGraph graph = translate(command);
+        rules::Pipeline const pipeline = rules::loadPipeline(root + "/rules/gemm.pipeline.json");
+        rules::lower(pipeline, graph, {.parameters = {}, .arch = rules::archFacts(target)});
+        auto const kernel =
+            lowering::emitKernel(graph, {.target = target, .schedule = pipeline.defaults});
+        auto problem = command.defaults;
+        double const size = static_cast<double>(n);
+        problem["M"] = problem["N"] = problem["K"] = size;
+        double const flops = 2.0 * size * size * size;
+        kilnGemm(state, command, graph, kernel, problem,
+                 std::string(half ? "f16/" : "f32/") + std::to_string(n), flops);
+    } catch (std::exception const& e) {
+        state.SkipWithError(e.what());
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    benchmark::Initialize(&argc, argv);
+    auto platform = runtime::loadPlatform("cuda");
+    if (!platform) {
+        std::fprintf(stderr, "kiln_gemm_bench: %s\n", platform.error().message().c_str());
+        return 1;
+    }
+    auto device = platform.value()->device(0);
+    if (!device) {
+        std::fprintf(stderr, "kiln_gemm_bench: %s\n", device.error().message().c_str());
+        return 1;
+    }
+    gDevice = device.value();
+    if (auto blas = runtime::cuda::Blas::create(gDevice); blas.ok()) {
+        gBlas = blas.value();
+        std::printf("cuBLAS %d from %s on %s\n", gBlas->version(), gBlas->library().c_str(),
+                    gDevice->description().summary().c_str());
+    } else {
+        std::fprintf(stderr, "kiln_gemm_bench: %s\n", blas.error().message().c_str());
+    }
+    auto reg = [](std::string const& name, auto fn) {
+        benchmark::RegisterBenchmark(name.c_str(), fn)
+            ->UseManualTime()
+            ->Iterations(1)
+            ->Unit(benchmark::kMicrosecond);
+    };
+    reg("cublas/sgemm/4096", [](benchmark::State& s) { cublasGemm(s, false, 4096); });
+    reg("kiln/gemm_f32/4096", [](benchmark::State& s) { generated(s, "gemm.json", false, 4096); });
+    for (std::int64_t n : {1024, 4096, 8192}) {
+        std::string const size = std::to_string(n);
+        reg("cublas/gemm_f16/" + size, [n](benchmark::State& s) { cublasGemm(s, true, n); });
+        reg("kiln/gemm_f16/" + size,
+            [n](benchmark::State& s) { generated(s, "gemm-f16.json", true, n); });
+    }
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

@@ -1,5 +1,7 @@
 #include "kiln/graph/Distribution.h"
 
+#include <optional>
+
 namespace kiln {
 
 bool isHardware(DimensionKind kind) {
@@ -8,27 +10,31 @@ bool isHardware(DimensionKind kind) {
 
 Distribution distributionOf(KernelGraph const& graph, Id d) {
     auto const& coords = graph.coordinates;
-    auto toHardware = [&](Id h) {
-        for (Id e : coords.outgoing(h))
-            if (coords.edge(e).kind == CoordinateEdgeKind::PassThrough &&
-                isHardware(coords.node(coords.heads(e)[0]).kind))
-                return true;
-        return false;
+    // The hardware dimension `h` passes through to (Workgroup or Workitem), if any.
+    auto toHardware = [&](Id h) -> std::optional<DimensionKind> {
+        for (Id e : coords.outgoing(h)) {
+            auto const kind = coords.node(coords.heads(e)[0]).kind;
+            if (coords.edge(e).kind == CoordinateEdgeKind::PassThrough && isHardware(kind))
+                return kind;
+        }
+        return std::nullopt;
     };
     // The Tile of `index` onto the grid, if it has one: hardware-bound heads and locals.
-    auto tiling = [&](Id index, Distribution& into) {
+    auto tiling = [&](auto const& self, Id index, Distribution& into) -> bool {
         for (Id e : coords.outgoing(index)) {
             if (coords.edge(e).kind != CoordinateEdgeKind::Tile)
                 continue;
             Distribution candidate;
             for (Id h : coords.heads(e)) {
-                if (toHardware(h))
+                if (auto const hardware = toHardware(h)) {
                     candidate.distributed = true;
-                else
+                    candidate.overWorkitems |= *hardware == DimensionKind::Workitem;
+                } else if (!self(self, h, candidate)) // a local index tiled further: its locals
                     candidate.locals.push_back(h);
             }
             if (candidate.distributed) {
                 into.distributed = true;
+                into.overWorkitems |= candidate.overWorkitems;
                 into.locals.insert(into.locals.end(), candidate.locals.begin(),
                                    candidate.locals.end());
                 return true;
@@ -38,7 +44,7 @@ Distribution distributionOf(KernelGraph const& graph, Id d) {
     };
     Distribution result;
     // The value's own index tiled onto the grid (a Linear value) ...
-    if (tiling(d, result))
+    if (tiling(tiling, d, result))
         return result;
     // ... or the axes it is the Flatten of, some tiled onto the grid, the rest local.
     for (Id e : coords.incoming(d)) {
@@ -47,7 +53,7 @@ Distribution distributionOf(KernelGraph const& graph, Id d) {
         Distribution candidate;
         std::vector<Id> untiled;
         for (Id axis : coords.tails(e))
-            if (!tiling(axis, candidate))
+            if (!tiling(tiling, axis, candidate))
                 untiled.push_back(axis);
         if (candidate.distributed) {
             candidate.locals.insert(candidate.locals.end(), untiled.begin(), untiled.end());

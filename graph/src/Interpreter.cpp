@@ -295,10 +295,14 @@ private:
             localSizes.push_back(size(l));
             combinations *= localSizes.back();
         }
+        // A value spread over workgroups only is computed once per workgroup, as any one of its
+        // workitems would.
+        std::int64_t const lanes = dist.overWorkitems ? lanes_ : 1;
         for (std::int64_t g = 0; g < groups_; ++g) {
             bindGroup(g);
-            for (std::int64_t lane = 0; lane < lanes_; ++lane) {
-                bindLane(lane);
+            for (std::int64_t lane = 0; lane < lanes; ++lane) {
+                if (dist.overWorkitems)
+                    bindLane(lane);
                 std::vector<Id> known;
                 std::vector<std::int64_t> values;
                 for (auto const& [d, v] : coordinates_) {

@@ -91,7 +91,7 @@ IndexSolution solveIndices(KernelGraph const& graph, std::map<Id, ExprPtr> const
                     "transform #{} gave no index expressions", step.edge);
         for (std::size_t k = 0; k < step.outputs.size(); ++k) {
             Id const n = step.outputs[k];
-            ExprPtr const value = simplify((*outputs)[k]);
+            ExprPtr const value = facts.reduce(simplify((*outputs)[k]));
             auto const& dim = coords.node(n);
             if (dim.kind != DimensionKind::User) {
                 if (!facts.nonNegative(value))

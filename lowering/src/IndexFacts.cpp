@@ -127,23 +127,67 @@ std::int64_t IndexFacts::powerOfTwoDivisor(ExprPtr const& e) const {
 }
 
 std::optional<std::int64_t> IndexFacts::difference(ExprPtr const& a, ExprPtr const& b) {
-    // e = base + constant, the constant 0 when e has no literal term.
-    auto split = [](ExprPtr const& e) -> std::pair<ExprPtr, std::int64_t> {
-        if (auto n = literalInt(e))
-            return {nullptr, *n};
-        if (auto const* s = std::get_if<expr::Binary>(e.get())) {
-            if (auto n = literalInt(s->rhs); n && s->op == BinaryOp::Add)
-                return {s->lhs, *n};
-            if (auto n = literalInt(s->rhs); n && s->op == BinaryOp::Subtract)
-                return {s->lhs, -*n};
-        }
-        return {e, 0};
+    // e as a sum of signed terms and a constant.
+    struct Linear {
+        std::vector<std::pair<int, ExprPtr>> terms;
+        std::int64_t constant = 0;
     };
-    auto const [x, i] = split(simplify(a));
-    auto const [y, j] = split(simplify(b));
-    if ((!x && !y) || (x && y && equal(x, y)))
-        return i - j;
-    return std::nullopt;
+    auto collect = [](auto const& self, ExprPtr const& e, int sign, Linear& into) -> void {
+        if (auto n = literalInt(e)) {
+            into.constant += sign * *n;
+            return;
+        }
+        if (auto const* s = std::get_if<expr::Binary>(e.get());
+            s && (s->op == BinaryOp::Add || s->op == BinaryOp::Subtract)) {
+            self(self, s->lhs, sign, into);
+            self(self, s->rhs, s->op == BinaryOp::Add ? sign : -sign, into);
+            return;
+        }
+        into.terms.emplace_back(sign, e);
+    };
+    Linear x, y;
+    collect(collect, simplify(a), 1, x);
+    collect(collect, simplify(b), 1, y);
+    for (auto const& [sign, term] : x.terms) {
+        auto it = std::find_if(y.terms.begin(), y.terms.end(), [&](auto const& t) {
+            return t.first == sign && equal(t.second, term);
+        });
+        if (it == y.terms.end())
+            return std::nullopt;
+        y.terms.erase(it);
+    }
+    if (!y.terms.empty())
+        return std::nullopt;
+    return x.constant - y.constant;
+}
+
+std::vector<ExprPtr> IndexFacts::strongest(std::vector<ExprPtr> const& conditions) {
+    std::vector<ExprPtr> out;
+    for (auto const& c : conditions) {
+        auto const* b = std::get_if<expr::Binary>(c.get());
+        bool const bound = b && (b->op == BinaryOp::Less || b->op == BinaryOp::GreaterEqual);
+        bool implied = false;
+        for (auto& kept : out) {
+            if (equal(kept, c)) {
+                implied = true;
+                break;
+            }
+            auto const* k = std::get_if<expr::Binary>(kept.get());
+            if (!bound || !k || k->op != b->op || !equal(k->rhs, b->rhs))
+                continue;
+            auto const d = difference(b->lhs, k->lhs);
+            if (!d)
+                continue;
+            // For `<` the larger left side implies the other; for `>=` the smaller one.
+            if ((b->op == BinaryOp::Less) == (*d > 0))
+                kept = c;
+            implied = true;
+            break;
+        }
+        if (!implied)
+            out.push_back(c);
+    }
+    return out;
 }
 
 bool IndexFacts::nonNegative(ExprPtr const& e) const {
@@ -167,6 +211,75 @@ bool IndexFacts::less(ExprPtr const& e, ExprPtr const& bound) const {
         m && m->op == BinaryOp::Modulo && equal(m->rhs, bound) && nonNegative(m->lhs))
         return true;
     return false;
+}
+
+namespace {
+
+// The terms of a sum (a + b + ...), in order.
+void terms(ExprPtr const& e, std::vector<ExprPtr>& out) {
+    if (auto const* b = std::get_if<expr::Binary>(e.get()); b && b->op == BinaryOp::Add) {
+        terms(b->lhs, out);
+        terms(b->rhs, out);
+        return;
+    }
+    out.push_back(e);
+}
+
+ExprPtr sum(std::vector<ExprPtr> const& parts) {
+    if (parts.empty())
+        return literal(0);
+    ExprPtr s = parts.front();
+    for (std::size_t k = 1; k < parts.size(); ++k)
+        s = s + parts[k];
+    return s;
+}
+
+// t / c when t is a multiple of c that says so (x * c, x * (c * d), a literal), else null.
+ExprPtr exactQuotient(ExprPtr const& t, std::int64_t c) {
+    if (auto v = literalInt(t))
+        return *v % c == 0 ? literal(*v / c) : nullptr;
+    auto const* b = std::get_if<expr::Binary>(t.get());
+    if (!b || b->op != BinaryOp::Multiply)
+        return nullptr;
+    if (auto m = literalInt(b->rhs); m && *m % c == 0)
+        return simplify(b->lhs * literal(*m / c));
+    if (auto m = literalInt(b->lhs); m && *m % c == 0)
+        return simplify(b->rhs * literal(*m / c));
+    return nullptr;
+}
+
+} // namespace
+
+ExprPtr IndexFacts::reduce(ExprPtr const& e) const {
+    auto const* b = std::get_if<expr::Binary>(e.get());
+    if (!b)
+        return e;
+    ExprPtr const lhs = reduce(b->lhs), rhs = reduce(b->rhs);
+    auto const c = literalInt(rhs);
+    bool const integer = isInteger(resultType(*lhs)) && isInteger(resultType(*rhs));
+    if (integer && c && *c > 0 && (b->op == BinaryOp::Divide || b->op == BinaryOp::Modulo)) {
+        bool const modulo = b->op == BinaryOp::Modulo;
+        Interval const r = range(lhs);
+        if (r.lo && *r.lo >= 0 && r.hi && *r.hi < *c)
+            return modulo ? lhs : literal(0);
+        // Split the sum into multiples of c and the rest; both must be non-negative.
+        std::vector<ExprPtr> parts, multiples, rest;
+        terms(lhs, parts);
+        for (auto const& t : parts) {
+            if (ExprPtr q = exactQuotient(t, *c))
+                multiples.push_back(q);
+            else
+                rest.push_back(t);
+        }
+        ExprPtr const quotient = sum(multiples), remainder = sum(rest);
+        if (!multiples.empty() && nonNegative(quotient) && nonNegative(remainder)) {
+            ExprPtr const r2 = reduce(simplify(binary(b->op, remainder, rhs)));
+            return modulo ? r2 : simplify(quotient + r2);
+        }
+    }
+    if (lhs == b->lhs && rhs == b->rhs)
+        return e;
+    return simplify(binary(b->op, lhs, rhs));
 }
 
 } // namespace kiln::lowering

@@ -4,8 +4,10 @@
 // by a Tile whose heads PassThrough to Workgroup/Workitem dimensions. Each element then belongs
 // to one workgroup and workitem (owner computes), and the Tile's other heads, together with the
 // Flatten axes that are not tiled, are the indices local to an owner: the elements one workitem
-// holds. The interpreter runs an operation once per owner and local index; code generation keeps
-// a workitem's elements in registers, one per combination of local indices.
+// holds. A local index may itself be tiled onto the grid (a macro tile's index split over the
+// workitems of its workgroup); its own locals then take its place. The interpreter runs an
+// operation once per owner and local index; code generation keeps a workitem's elements in
+// registers, one per combination of local indices.
 #pragma once
 
 #include "kiln/graph/KernelGraph.h"
@@ -16,7 +18,8 @@ namespace kiln {
 
 struct Distribution {
     bool distributed = false;
-    std::vector<Id> locals; ///< indices local to an owner, slowest first
+    bool overWorkitems = false; ///< some index is tiled onto workitems, not only workgroups
+    std::vector<Id> locals;     ///< indices local to an owner, slowest first
 };
 
 /// The distribution of data dimension `d` (not distributed when nothing ties it to the grid).

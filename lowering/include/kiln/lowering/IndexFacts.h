@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace kiln::lowering {
 
@@ -32,10 +33,18 @@ public:
     std::int64_t powerOfTwoDivisor(ExprPtr const& e) const;
     /// a - b when it is the same constant for every launch (a and b differ in a literal term).
     static std::optional<std::int64_t> difference(ExprPtr const& a, ExprPtr const& b);
+    /// The conditions that imply all of `conditions`: duplicates go, and of `x + a < n` and
+    /// `x + b < n` only the larger left side stays (of `x + a >= 0` and `x + b >= 0` the smaller).
+    static std::vector<ExprPtr> strongest(std::vector<ExprPtr> const& conditions);
     /// Whether `0 <= e` holds for every launch.
     bool nonNegative(ExprPtr const& e) const;
     /// Whether `e < bound` holds for every launch.
     bool less(ExprPtr const& e, ExprPtr const& bound) const;
+    /// `e` with divisions and remainders by constants folded where the ranges allow:
+    /// `x % c -> x` and `x / c -> 0` for 0 <= x < c, `(a * c + b) % c -> b % c` and
+    /// `(a * c + b) / c -> a + b / c` for non-negative a and b. Splitting a tile's index and
+    /// putting it back together leaves such terms, and each costs a 64-bit division.
+    ExprPtr reduce(ExprPtr const& e) const;
 
 private:
     KernelGraph const& graph_;

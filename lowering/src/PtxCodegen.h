@@ -1,0 +1,529 @@
+// PtxCodegen.h (internal): the PTX code generator's state and its parts, shared by the files
+// that write each kind of operation: PtxCodegen.cpp (kernel frame, control flow, the elements a
+// workitem holds, global loads and stores, element-wise and reduction operations) and
+// PtxWorkgroup.cpp (what a workgroup does together: shared-memory staging and Multiply).
+#pragma once
+
+#include "kiln/graph/Distribution.h"
+#include "kiln/graph/ExpressionText.h"
+#include "kiln/graph/Simplify.h"
+#include "kiln/graph/Translate.h"
+#include "kiln/lowering/Codegen.h"
+#include "kiln/lowering/IndexExpressions.h"
+#include "kiln/lowering/LaunchShape.h"
+#include "kiln/lowering/PtxWriter.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace kiln::lowering {
+
+// Defined in Manifest.cpp: parameters, hash and the common fields of the manifest.
+void describeInterface(KernelGraph const& graph, CodegenOptions const& options,
+                       LaunchShape const& shape, EmittedKernel& kernel);
+
+namespace detail {
+
+// One element a workitem computes: where it is (every index solved on the way, its own and its
+// axes' among them) and when it exists.
+struct Element {
+    IndexSolution at;
+};
+
+// A value held in a workitem's registers: one register per combination of its local indices.
+struct Held {
+    std::vector<Element> elements;
+    std::vector<std::string> registers;
+    DataType type = DataType::F32;
+};
+
+class PtxCodegen {
+public:
+    PtxCodegen(KernelGraph const& graph, CodegenOptions const& options)
+        : graph_(graph)
+        , options_(options)
+        , facts_(graph)
+        , writer_(graph, facts_)
+        , shape_(launchShape(graph)) {}
+
+    EmittedKernel run() {
+        EmittedKernel kernel;
+        describeInterface(graph_, options_, shape_, kernel);
+        prologue(kernel);
+        kernel.sharedBytes = sharedBytes_;
+        list(graph_.sequence(graph_.kernel(), ControlEdgeKind::Body));
+        writer_.instruction("ret");
+        kernel.code = text(kernel);
+        return kernel;
+    }
+
+private:
+    // ---- Kernel frame -------------------------------------------------------------------
+
+    void prologue(EmittedKernel const& kernel) {
+        for (auto const& p : kernel.parameters) {
+            auto const* arg = graph_.findArgument(p.name);
+            KILN_ASSERT(arg, "parameter {} has no argument", p.name);
+            if (p.pointer) {
+                std::string const raw = writer_.newRegister(PtxType::S64),
+                                  global = writer_.newRegister(PtxType::S64);
+                writer_.instruction(fmt::format("ld.param.u64 {}, [{}]", raw, paramName(p.name)));
+                writer_.instruction(fmt::format("cvta.to.global.u64 {}, {}", global, raw));
+                pointers_[p.name] = global;
+                continue;
+            }
+            DataType const type = arg->dtype;
+            std::string const r = writer_.newRegister(registerType(type));
+            if (type == DataType::F16 || type == DataType::BF16) {
+                std::string const h = writer_.newRegister(PtxType::B16);
+                writer_.instruction(fmt::format("ld.param.b16 {}, [{}]", h, paramName(p.name)));
+                widen(r, h, type);
+            } else {
+                writer_.instruction(
+                    fmt::format("ld.param{} {}, [{}]", memoryType(type), r, paramName(p.name)));
+            }
+            writer_.bindArgument(p.name, r);
+        }
+        layOutShared();
+        static constexpr char const* axes[] = {"x", "y", "z"};
+        for (int a = 0; a < 3; ++a) {
+            for (bool group : {true, false}) {
+                auto const& d = group ? shape_.workgroups[a] : shape_.workitems[a];
+                if (!d)
+                    continue;
+                std::string const r32 = writer_.newRegister(PtxType::B32),
+                                  r = writer_.newRegister(PtxType::S64);
+                writer_.instruction(
+                    fmt::format("mov.u32 {}, %{}.{}", r32, group ? "ctaid" : "tid", axes[a]));
+                writer_.instruction(fmt::format("cvt.u64.u32 {}, {}", r, r32));
+                indices_[*d] = r;
+            }
+        }
+    }
+
+    std::string text(EmittedKernel const& kernel) const {
+        std::string params;
+        for (auto const& p : kernel.parameters) {
+            auto const* arg = graph_.findArgument(p.name);
+            std::string_view const type =
+                p.pointer ? ".u64"
+                : arg->dtype == DataType::F16 || arg->dtype == DataType::BF16
+                    ? ".b16"
+                    : memoryType(arg->dtype);
+            params += fmt::format("{}    .param {} {}", params.empty() ? "" : ",\n", type,
+                                  paramName(p.name));
+        }
+        std::string shared;
+        if (sharedBytes_ > 0)
+            shared = fmt::format("    .shared .align 16 .b8 kiln_shared[{}];\n", sharedBytes_);
+        return fmt::format("//\n// Generated by Kiln from KernelGraph \"{}\" for {}.\n//\n"
+                           ".version 8.0\n.target {}\n.address_size 64\n\n"
+                           ".visible .entry {}(\n{}\n)\n.maxntid {}, {}, {}\n{{\n{}{}\n{}}}\n",
+                           graph_.name, kernel.target, kernel.target, kernel.entry, params,
+                           kernel.block[0], kernel.block[1], kernel.block[2], shared,
+                           writer_.declarations(), writer_.body());
+    }
+
+    static std::string paramName(std::string const& name) { return "param_" + name; }
+
+    // f16/bf16 bits in `h` -> f32 register `r`.
+    void widen(std::string const& r, std::string const& h, DataType type) {
+        if (type == DataType::F16) {
+            writer_.instruction(fmt::format("cvt.f32.f16 {}, {}", r, h));
+            return;
+        }
+        std::string const w = writer_.newRegister(PtxType::B32);
+        writer_.instruction(fmt::format("mov.b32 {}, {{0, {}}}", w, h));
+        writer_.instruction(fmt::format("mov.b32 {}, {}", r, w));
+    }
+
+    // ---- Control flow ---------------------------------------------------------------------
+
+    void list(std::vector<Id> const& sequence) {
+        auto const ops = sinkLoads(sequence);
+        for (std::size_t i = 0; i < ops.size(); ++i) {
+            // A product that is added to an accumulator right away goes straight into it: the
+            // adds fuse into the fmas, and the product needs no registers of its own.
+            if (i + 1 < ops.size()) {
+                if (Id const into = accumulator(ops[i], ops[i + 1])) {
+                    multiply(ops[i], graph_.control.node(ops[i]), into);
+                    ++i;
+                    continue;
+                }
+            }
+            operation(ops[i]);
+        }
+    }
+
+    void operation(Id op) {
+        auto const& o = graph_.control.node(op);
+        try {
+            switch (o.kind) {
+            case OperationKind::Kernel:
+            case OperationKind::Nop:
+                return;
+            case OperationKind::Barrier:
+                writer_.instruction("bar.sync 0");
+                return;
+            case OperationKind::ForLoop:
+                return loop(op, o);
+            case OperationKind::If:
+                return branch(op, o);
+            case OperationKind::LoadLinear:
+            case OperationKind::LoadTiled:
+                return load(op);
+            case OperationKind::StoreLinear:
+            case OperationKind::StoreTiled:
+                return store(op);
+            case OperationKind::Assign:
+                return assign(op, o);
+            case OperationKind::Reduce:
+                return reduce(op, o);
+            case OperationKind::StoreShared:
+                return storeShared(op);
+            case OperationKind::LoadShared:
+                return loadShared(op);
+            case OperationKind::Multiply:
+                return multiply(op, o);
+            default:
+                throw UserError(
+                    fmt::format("code generation for {} is not written yet", name(o.kind)));
+            }
+        } catch (UserError const& e) {
+            if (std::string_view(e.what()).find("operation #") != std::string_view::npos)
+                throw;
+            throw UserError(fmt::format("operation #{} ({}): {}", op, name(o.kind), e.message()));
+        }
+    }
+
+    // Whether `op`, or an operation nested in it, reads value `d`.
+    bool reads(Id op, Id d) const {
+        auto const& o = graph_.control.node(op);
+        for (auto r : {role::source, role::lhs, role::rhs})
+            if (auto const m = graph_.mapping.find(op, r); m && *m == d)
+                return true;
+        if (auto const dest = graph_.mapping.find(op, role::dest))
+            for (Id e : graph_.coordinates.outgoing(d))
+                if (graph_.coordinates.edge(e).kind == CoordinateEdgeKind::DataFlow &&
+                    graph_.coordinates.heads(e) == std::vector<Id>{*dest} &&
+                    o.kind == OperationKind::Assign)
+                    return true;
+        for (auto kind : {ControlEdgeKind::Body, ControlEdgeKind::Else, ControlEdgeKind::Initialize,
+                          ControlEdgeKind::ForLoopIncrement})
+            for (Id inner : graph_.successors(op, kind))
+                if (reads(inner, d))
+                    return true;
+        return false;
+    }
+
+    // Whether `op`, or an operation nested in it, stores to tensor `memory`.
+    bool writes(Id op, Id memory) const {
+        auto const kind = graph_.control.node(op).kind;
+        if ((kind == OperationKind::StoreTiled || kind == OperationKind::StoreLinear) &&
+            graph_.mapping.get(op, role::dest) == memory)
+            return true;
+        for (auto edge : {ControlEdgeKind::Body, ControlEdgeKind::Else})
+            for (Id inner : graph_.successors(op, edge))
+                if (writes(inner, memory))
+                    return true;
+        return false;
+    }
+
+    // `ops` with each load into registers moved down to just before its first reader (and never
+    // past a store to its tensor), so that its registers are not live across what comes between:
+    // an epilogue's C across the K loop.
+    std::vector<Id> sinkLoads(std::vector<Id> ops) const {
+        for (std::size_t i = ops.size(); i-- > 0;) {
+            auto const kind = graph_.control.node(ops[i]).kind;
+            if (kind != OperationKind::LoadTiled && kind != OperationKind::LoadLinear)
+                continue;
+            Id const dest = graph_.mapping.get(ops[i], role::dest),
+                     memory = graph_.mapping.get(ops[i], role::source);
+            if (!holdable(dest))
+                continue;
+            std::size_t j = i + 1;
+            while (j < ops.size() && !reads(ops[j], dest) && !writes(ops[j], memory))
+                ++j;
+            if (j == ops.size() || j == i + 1)
+                continue;
+            Id const load = ops[i];
+            ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(i));
+            ops.insert(ops.begin() + static_cast<std::ptrdiff_t>(j - 1), load);
+        }
+        return ops;
+    }
+
+    void loop(Id op, Operation const& o) {
+        for (Id init : graph_.successors(op, ControlEdgeKind::Initialize))
+            operation(init);
+        std::string const top = writer_.newLabel("loop"), done = writer_.newLabel("done");
+        writer_.label(top);
+        writer_.pushScope();
+        std::string const p = writer_.emit(o.expression, DataType::Bool, bindings());
+        writer_.instruction(fmt::format("@!{} bra {}", p, done));
+        auto const body = graph_.sequence(op, ControlEdgeKind::Body);
+        list(body);
+        // The next iteration overwrites what this one staged in shared memory: every workitem
+        // must be done reading it first.
+        if (std::any_of(body.begin(), body.end(), [&](Id b) {
+                return graph_.control.node(b).kind == OperationKind::StoreShared;
+            }))
+            writer_.instruction("bar.sync 0");
+        for (Id step : graph_.successors(op, ControlEdgeKind::ForLoopIncrement))
+            operation(step);
+        writer_.popScope();
+        writer_.instruction(fmt::format("bra.uni {}", top));
+        writer_.label(done);
+    }
+
+    void branch(Id op, Operation const& o) {
+        std::string const otherwise = writer_.newLabel("else"), done = writer_.newLabel("endif");
+        std::string const p = writer_.emit(o.expression, DataType::Bool, bindings());
+        writer_.instruction(fmt::format("@!{} bra {}", p, otherwise));
+        writer_.pushScope();
+        list(graph_.sequence(op, ControlEdgeKind::Body));
+        writer_.popScope();
+        writer_.instruction(fmt::format("bra.uni {}", done));
+        writer_.label(otherwise);
+        writer_.pushScope();
+        list(graph_.sequence(op, ControlEdgeKind::Else));
+        writer_.popScope();
+        writer_.label(done);
+    }
+
+    // ---- Elements -------------------------------------------------------------------------
+
+    // The axes a data dimension is the Flatten of (its own index when it is not one).
+    std::vector<Id> axes(Id d) const {
+        for (Id e : graph_.coordinates.incoming(d))
+            if (graph_.coordinates.edge(e).kind == CoordinateEdgeKind::Flatten)
+                return graph_.coordinates.tails(e);
+        return {d};
+    }
+
+    // Indices known everywhere in the kernel at this point: hardware indices and loop counters.
+    std::map<Id, ExprPtr> known() const {
+        std::map<Id, ExprPtr> k;
+        for (auto const& [d, r] : indices_)
+            k.emplace(d, index(d));
+        return k;
+    }
+
+    // Whether `d` can live in registers: distributed, with constant-size local indices.
+    bool holdable(Id d) const {
+        Distribution const dist = distributionOf(graph_, d);
+        if (!dist.distributed)
+            return false;
+        // A tile that belongs to a whole workgroup is shared by its workitems, not copied into
+        // each one's registers.
+        if (!dist.overWorkitems && shape_.workgroupSize() > 1)
+            return false;
+        for (Id l : dist.locals) {
+            auto const& size = graph_.coordinates.node(l).size;
+            if (!size || !literalInt(simplify(size)))
+                return false;
+        }
+        return true;
+    }
+
+    // Every element of a held value, in register order (last local index fastest).
+    std::vector<Element> elements(Id d) const {
+        Distribution const dist = distributionOf(graph_, d);
+        std::vector<std::int64_t> sizes;
+        std::int64_t count = 1;
+        for (Id l : dist.locals) {
+            sizes.push_back(*literalInt(simplify(graph_.coordinates.node(l).size)));
+            count *= sizes.back();
+        }
+        if (count > 256)
+            throw UserError(fmt::format("#{} would need {} registers per workitem; tile it "
+                                        "further",
+                                        d, count));
+        std::vector<Id> targets = axes(d);
+        targets.push_back(d);
+        std::vector<Element> out;
+        for (std::int64_t c = 0; c < count; ++c) {
+            auto k = known();
+            std::int64_t rest = c;
+            for (std::size_t i = dist.locals.size(); i-- > 0;) {
+                k[dist.locals[i]] = literal(rest % sizes[i]);
+                rest /= sizes[i];
+            }
+            out.push_back({solveIndices(graph_, k, targets, facts_)});
+        }
+        return out;
+    }
+
+    Held& hold(Id d) {
+        auto it = held_.find(d);
+        if (it != held_.end())
+            return it->second;
+        Held h;
+        h.type = graph_.coordinates.node(d).dtype.value_or(DataType::F32);
+        h.elements = elements(d);
+        for (std::size_t c = 0; c < h.elements.size(); ++c)
+            h.registers.push_back(writer_.newRegister(registerType(h.type)));
+        return held_.emplace(d, std::move(h)).first->second;
+    }
+
+    PtxBindings bindings(Held const* current = nullptr, std::size_t element = 0) {
+        PtxBindings b;
+        b.index = [this](Id d) {
+            auto it = indices_.find(d);
+            return it == indices_.end() ? std::string() : it->second;
+        };
+        b.dataValue = [this, current, element](Id d, DataType) {
+            return valueAt(d, current, element);
+        };
+        return b;
+    }
+
+    // The register holding value `d` at the element being computed (element `element` of
+    // `current`): a held register at the same place, or a load of a value read in place.
+    std::string valueAt(Id d, Held const* current, std::size_t element) {
+        KILN_ASSERT(current, "value#{} read outside an element", d);
+        auto const& here = current->elements[element].at;
+        if (auto it = held_.find(d); it != held_.end()) {
+            Held const& h = it->second;
+            if (h.elements.size() != current->elements.size() ||
+                !equal(h.elements[element].at.at(d), here.at(currentId_)))
+                throw UserError(
+                    fmt::format("value#{} is held with another layout than #{}", d, currentId_));
+            return h.registers[element];
+        }
+        auto view = views_.find(d);
+        if (view == views_.end())
+            throw UserError(fmt::format("value#{} is read before it is computed", d));
+        // Read in place: the same axes, when the two values have the same shape.
+        auto k = known();
+        auto const mine = axes(d), theirs = axes(currentId_);
+        if (mine.size() == theirs.size()) {
+            for (std::size_t a = 0; a < mine.size(); ++a)
+                k[mine[a]] = here.at(theirs[a]);
+        } else {
+            k[d] = here.at(currentId_);
+        }
+        return readInPlace(view->second, d, k, here.conditions);
+    }
+
+    // Loads element `k` of a value that a LoadLinear/LoadTiled `op` reads in place; `where`
+    // are the conditions of the element being computed, which guard the load too.
+    std::string readInPlace(Id op, Id value, std::map<Id, ExprPtr> const& k,
+                            std::vector<ExprPtr> const& where) {
+        Id const memory = graph_.mapping.get(op, role::source);
+        if (graph_.control.node(op).kind == OperationKind::LoadShared) {
+            SharedBases bases;
+            return readShared(memory, {k},
+                              graph_.coordinates.node(value).dtype.value_or(DataType::F32), bases)
+                .front();
+        }
+        auto solution = solveIndices(graph_, k, {memory}, facts_);
+        for (auto const& c : where)
+            if (std::none_of(solution.conditions.begin(), solution.conditions.end(),
+                             [&](ExprPtr const& e) { return equal(e, c); }))
+                solution.conditions.push_back(c);
+        DataType const type = graph_.coordinates.node(value).dtype.value_or(DataType::F32);
+        DataType const stored = tensorType(memory);
+        std::string const address = globalAddress(memory, solution.at(memory), stored);
+        std::string const p = writer_.emitConditions(solution.conditions, bindings());
+        return loadScalar(address, stored, type, p);
+    }
+
+    DataType tensorType(Id user) const {
+        auto const* arg = graph_.findArgument(graph_.coordinates.node(user).name);
+        if (!arg || arg->kind != KernelArgument::Kind::Tensor)
+            throw UserError(fmt::format("#{} names no tensor argument", user));
+        return arg->dtype;
+    }
+
+    std::string globalAddress(Id user, ExprPtr const& offset, DataType type) {
+        std::string const base = pointers_.at(graph_.coordinates.node(user).name);
+        ExprPtr const bytes = simplify(offset * literal(sizeInBytes(type)));
+        std::string const o = writer_.emitIndex(bytes, bindings());
+        std::string const r = writer_.newRegister(PtxType::S64);
+        writer_.instruction(fmt::format("add.s64 {}, {}, {}", r, base, o));
+        return r;
+    }
+
+    static bool isHalf(DataType t) { return t == DataType::F16 || t == DataType::BF16; }
+
+    static std::string zero(PtxType t) {
+        return t == PtxType::F32 ? "0f00000000" : t == PtxType::F64 ? "0d0000000000000000" : "0";
+    }
+
+    // memory[address] (0 where `predicate` is false), converted to `type`.
+    std::string loadScalar(std::string const& address, DataType stored, DataType type,
+                           std::string const& predicate) {
+        if (stored == DataType::Bool)
+            throw UserError("tensors of bool are not supported by code generation yet");
+        PtxType const rawType = isHalf(stored) ? PtxType::B16 : registerType(stored);
+        std::string const raw = writer_.newRegister(rawType);
+        if (!predicate.empty())
+            writer_.instruction(fmt::format("mov{} {}, {}", ptxName(rawType), raw, zero(rawType)));
+        writer_.instruction(fmt::format("{}ld.global{} {}, [{}]",
+                                        predicate.empty() ? "" : "@" + predicate + " ",
+                                        memoryType(stored), raw, address));
+        std::string value = raw;
+        if (isHalf(stored)) {
+            value = writer_.newRegister(PtxType::F32);
+            widen(value, raw, stored);
+        }
+        return writer_.convert(value, stored, type);
+    }
+
+    // The bits to store for `value` (held as `type`) in memory of type `stored`.
+    std::string storable(std::string const& value, DataType type, DataType stored) {
+        std::string const v = writer_.convert(value, type, isHalf(stored) ? DataType::F32 : stored);
+        if (!isHalf(stored))
+            return v;
+        std::string const h = writer_.newRegister(PtxType::B16);
+        writer_.instruction(
+            fmt::format("cvt.rn.{}.f32 {}, {}", stored == DataType::F16 ? "f16" : "bf16", h, v));
+        return h;
+    }
+
+    ExprPtr index(Id d) const { return kiln::index(d); }
+
+    // ---- Data operations ------------------------------------------------------------------
+
+    void load(Id op);
+    void store(Id op);
+    void assign(Id op, Operation const& o);
+    void reduce(Id op, Operation const& o);
+
+    // Workgroup operations (PtxWorkgroup.cpp).
+    void layOutShared();
+    ExprPtr linearWorkitem() const;
+    void storeShared(Id op);
+    void loadShared(Id op);
+    void multiply(Id op, Operation const& o, Id into = 0);
+    Id accumulator(Id op, Id next);
+    /// Shared-memory addresses already in registers, by their element index: another index
+    /// a constant away reuses one as `[register+bytes]`.
+    using SharedBases = std::vector<std::pair<ExprPtr, std::string>>;
+    std::string sharedAddress(Id shared, ExprPtr const& index, SharedBases& bases);
+    std::vector<std::string> readShared(Id shared, std::vector<std::map<Id, ExprPtr>> const& at,
+                                        DataType type, SharedBases& bases);
+    void move(Held& held, Id memory, bool isLoad);
+    void vector(Held& held, std::size_t start, std::size_t width, DataType stored,
+                std::string const& address, bool isLoad, std::string_view space = ".global");
+
+    KernelGraph const& graph_;
+    CodegenOptions const& options_;
+    IndexFacts facts_;
+    PtxWriter writer_;
+    LaunchShape shape_;
+    std::size_t sharedBytes_ = 0;
+    std::map<std::string, std::string> pointers_;
+    std::map<Id, std::string> indices_; ///< s64 registers of hardware indices and counters
+    std::map<Id, Held> held_;
+    std::map<Id, Id> views_; ///< values read in place -> the load that reads them
+    Id currentId_ = 0;
+    std::string halves_[2]; ///< the two 16-bit halves of the word being packed or unpacked
+    std::map<Id, std::size_t> sharedOffsets_; ///< Shared dimension -> byte offset in kiln_shared
+    std::string sharedBase_;                  ///< u32 register: kiln_shared's address
+};
+
+} // namespace detail
+
+} // namespace kiln::lowering

@@ -1,0 +1,366 @@
+// What the workitems of a workgroup do together: stage a tile through shared memory and
+// multiply staged tiles.
+//
+// A tile that belongs to a whole workgroup (distributed over workgroups only) is not copied
+// into every workitem's registers. Its StoreShared is cooperative: the workgroup's elements are
+// dealt out to the workitems in runs of consecutive elements, read from global memory in vector
+// accesses where the run is consecutive there, and written to their Shared slots. Its
+// LoadShared makes a view: readers load the elements they need from shared memory. A Multiply
+// into a value each workitem holds (a register tile) runs the contraction fully unrolled: at
+// each K index, a workitem reads the operand elements of its rows and columns (vector loads
+// where they are consecutive in shared memory) and accumulates every product with an fma.
+#include "PtxCodegen.h"
+
+namespace kiln::lowering::detail {
+
+namespace {
+
+std::int64_t constantSize(KernelGraph const& graph, Id d, std::string_view what) {
+    auto const& size = graph.coordinates.node(d).size;
+    auto const n = size ? literalInt(simplify(size)) : std::nullopt;
+    if (!n)
+        throw UserError(fmt::format("{} #{} needs a constant size for code generation, not {}",
+                                    what, d, size ? toString(size) : std::string("none")));
+    return *n;
+}
+
+} // namespace
+
+// Every Shared dimension gets a 16-byte aligned place in one kiln_shared array.
+void PtxCodegen::layOutShared() {
+    for (Id d : graph_.coordinates.nodes()) {
+        auto const& dim = graph_.coordinates.node(d);
+        if (dim.kind != DimensionKind::Shared)
+            continue;
+        std::int64_t const n = constantSize(graph_, d, "Shared");
+        sharedBytes_ = (sharedBytes_ + 15) / 16 * 16;
+        sharedOffsets_[d] = sharedBytes_;
+        sharedBytes_ += static_cast<std::size_t>(n) *
+                        static_cast<std::size_t>(sizeInBytes(dim.dtype.value_or(DataType::F32)));
+    }
+    if (sharedBytes_ == 0)
+        return;
+    sharedBase_ = writer_.newRegister(PtxType::B32);
+    writer_.instruction(fmt::format("mov.u32 {}, kiln_shared", sharedBase_));
+}
+
+// The workitem's number inside its workgroup, x fastest.
+ExprPtr PtxCodegen::linearWorkitem() const {
+    ExprPtr linear = literal(0);
+    std::int64_t stride = 1;
+    for (int a = 0; a < 3; ++a) {
+        if (shape_.workitems[a])
+            linear = linear + kiln::index(*shape_.workitems[a]) * literal(stride);
+        stride *= shape_.block[a];
+    }
+    return simplify(linear);
+}
+
+std::string PtxCodegen::sharedAddress(Id shared, ExprPtr const& index, SharedBases& bases) {
+    DataType const type = graph_.coordinates.node(shared).dtype.value_or(DataType::F32);
+    for (auto const& [base, reg] : bases)
+        if (auto d = IndexFacts::difference(index, base))
+            return *d == 0 ? reg : fmt::format("{}{:+}", reg, *d * sizeInBytes(type));
+    ExprPtr const bytes = simplify(index * literal(sizeInBytes(type)) +
+                                   literal(static_cast<std::int64_t>(sharedOffsets_.at(shared))));
+    std::string const wide = writer_.emitIndex(bytes, bindings());
+    std::string const narrow = writer_.newRegister(PtxType::B32),
+                      address = writer_.newRegister(PtxType::B32);
+    writer_.instruction(fmt::format("cvt.u32.u64 {}, {}", narrow, wide));
+    writer_.instruction(fmt::format("add.u32 {}, {}, {}", address, sharedBase_, narrow));
+    bases.emplace_back(index, address);
+    return address;
+}
+
+// The elements of `shared` at each of `at` (indices from which its own index is solved), as
+// registers of `type`; consecutive, aligned elements are read in one vector access.
+std::vector<std::string> PtxCodegen::readShared(Id shared,
+                                                std::vector<std::map<Id, ExprPtr>> const& at,
+                                                DataType type, SharedBases& bases) {
+    DataType const stored = graph_.coordinates.node(shared).dtype.value_or(DataType::F32);
+    std::vector<ExprPtr> offsets;
+    for (auto const& k : at) {
+        auto const solution = solveIndices(graph_, k, {shared}, facts_);
+        if (!solution.conditions.empty())
+            throw UserError(fmt::format("a read of Shared #{} may fall outside it (unless {})",
+                                        shared, toString(solution.conditions.front())));
+        offsets.push_back(solution.at(shared));
+    }
+    Held run;
+    run.type = type;
+    for (std::size_t i = 0; i < at.size(); ++i)
+        run.registers.push_back(writer_.newRegister(registerType(type)));
+    std::size_t const widest = static_cast<std::size_t>(16 / sizeInBytes(stored));
+    for (std::size_t start = 0; start < offsets.size();) {
+        std::size_t width = widest;
+        for (; width > 1; width /= 2) {
+            if (start + width > offsets.size() ||
+                facts_.powerOfTwoDivisor(offsets[start]) < static_cast<std::int64_t>(width))
+                continue;
+            bool consecutive = true;
+            for (std::size_t k = 1; k < width && consecutive; ++k) {
+                auto const d = IndexFacts::difference(offsets[start + k], offsets[start]);
+                consecutive = d && *d == static_cast<std::int64_t>(k);
+            }
+            if (consecutive)
+                break;
+        }
+        std::string const address = sharedAddress(shared, offsets[start], bases);
+        if (width > 1) {
+            vector(run, start, width, stored, address, /*isLoad=*/true, ".shared");
+        } else {
+            std::string const raw =
+                writer_.newRegister(isHalf(stored) ? PtxType::B16 : registerType(stored));
+            writer_.instruction(
+                fmt::format("ld.shared{} {}, [{}]", memoryType(stored), raw, address));
+            std::string value = raw;
+            if (isHalf(stored)) {
+                value = writer_.newRegister(PtxType::F32);
+                widen(value, raw, stored);
+            }
+            writer_.instruction(fmt::format("mov{} {}, {}", ptxName(registerType(type)),
+                                            run.registers[start],
+                                            writer_.convert(value, stored, type)));
+        }
+        start += width;
+    }
+    return run.registers;
+}
+
+void PtxCodegen::storeShared(Id op) {
+    Id const source = graph_.mapping.get(op, role::source),
+             shared = graph_.mapping.get(op, role::dest);
+    if (graph_.coordinates.node(shared).kind != DimensionKind::Shared)
+        throw UserError(
+            fmt::format("StoreShared into #{}, which is not a Shared dimension", shared));
+    auto const view = views_.find(source);
+    if (view == views_.end() || graph_.control.node(view->second).kind == OperationKind::LoadShared)
+        throw UserError(fmt::format("StoreShared of value#{}: only a workgroup's tile read from a "
+                                    "tensor can be staged yet",
+                                    source));
+    Id const memory = graph_.mapping.get(view->second, role::source);
+    DataType const stored = tensorType(memory);
+    DataType const staged = graph_.coordinates.node(shared).dtype.value_or(stored);
+    Distribution const dist = distributionOf(graph_, source);
+    std::vector<std::int64_t> sizes;
+    std::int64_t count = 1;
+    for (Id l : dist.locals) {
+        sizes.push_back(constantSize(graph_, l, "the staged tile's local index"));
+        count *= sizes.back();
+    }
+    // Each workitem takes `width` consecutive elements (the last local index fastest) at a
+    // time, as many times as it takes to cover the tile.
+    std::int64_t width = 16 / sizeInBytes(stored);
+    while (width > 1 && (sizes.empty() || sizes.back() % width != 0))
+        width /= 2;
+    std::int64_t const workitems = shape_.workgroupSize(), step = workitems * width;
+    ExprPtr const first = simplify(linearWorkitem() * literal(width));
+    PtxBindings const b = bindings();
+    SharedBases bases;
+    for (std::int64_t base = 0; base < count; base += step) {
+        ExprPtr const element0 = simplify(first + literal(base));
+        std::vector<ExprPtr> tail; // the last round may leave workitems without elements
+        if (base + step > count)
+            tail.push_back(binary(BinaryOp::Less, element0, literal(count)));
+        std::vector<ExprPtr> offsets, places;
+        std::vector<std::vector<ExprPtr>> conditions;
+        // The run's first element's local indices; the run varies only the last one, which
+        // `width` divides.
+        std::vector<ExprPtr> locals;
+        std::int64_t below = count;
+        for (std::int64_t size : sizes) {
+            below /= size;
+            locals.push_back(facts_.reduce(simplify((element0 / literal(below)) % literal(size))));
+        }
+        for (std::int64_t v = 0; v < width; ++v) {
+            auto k = known();
+            for (std::size_t i = 0; i < sizes.size(); ++i)
+                k[dist.locals[i]] =
+                    i + 1 == sizes.size() ? simplify(locals[i] + literal(v)) : locals[i];
+            auto const global = solveIndices(graph_, k, {memory}, facts_);
+            auto const slot = solveIndices(graph_, k, {shared}, facts_);
+            offsets.push_back(global.at(memory));
+            places.push_back(slot.at(shared));
+            conditions.push_back(tail);
+            for (auto const& c : global.conditions)
+                conditions.back().push_back(c);
+        }
+        Held run;
+        run.type = staged;
+        for (std::int64_t v = 0; v < width; ++v)
+            run.registers.push_back(writer_.newRegister(registerType(staged)));
+        bool vectorized = width > 1;
+        for (std::int64_t v = 1; v < width && vectorized; ++v) {
+            auto const d = IndexFacts::difference(offsets[static_cast<std::size_t>(v)], offsets[0]);
+            vectorized = d && *d == v;
+        }
+        std::string const address = globalAddress(memory, offsets[0], stored);
+        auto scalarLoads = [&] {
+            for (std::size_t v = 0; v < static_cast<std::size_t>(width); ++v) {
+                std::string const a = v == 0 ? address : globalAddress(memory, offsets[v], stored);
+                std::string const value =
+                    loadScalar(a, stored, staged, writer_.emitConditions(conditions[v], b));
+                writer_.instruction(fmt::format("mov{} {}, {}", ptxName(registerType(staged)),
+                                                run.registers[v], value));
+            }
+        };
+        if (!vectorized) {
+            scalarLoads();
+        } else {
+            // The vector access needs every element inside the tensor and an aligned address,
+            // which a size known only at launch (a row length) decides.
+            std::vector<ExprPtr> all;
+            for (auto const& c : conditions)
+                for (auto const& e : c)
+                    if (std::none_of(all.begin(), all.end(),
+                                     [&](ExprPtr const& x) { return equal(x, e); }))
+                        all.push_back(e);
+            if (facts_.powerOfTwoDivisor(offsets[0]) < width)
+                all.push_back(binary(BinaryOp::Equal, offsets[0] % literal(width), literal(0)));
+            std::string const scalarPath = writer_.newLabel("scalar"),
+                              done = writer_.newLabel("staged");
+            if (!all.empty())
+                writer_.instruction(
+                    fmt::format("@!{} bra {}", writer_.emitConditions(all, b), scalarPath));
+            vector(run, 0, static_cast<std::size_t>(width), stored, address, /*isLoad=*/true);
+            if (!all.empty()) {
+                writer_.instruction(fmt::format("bra.uni {}", done));
+                writer_.label(scalarPath);
+                scalarLoads();
+                writer_.label(done);
+            }
+        }
+        // Into shared memory: zeros for the elements outside the tensor, so that a Multiply
+        // over a ragged K sums nothing for them. A workitem without elements writes nothing.
+        std::string const guard = writer_.emitConditions(tail, b);
+        for (std::size_t v = 0; v < static_cast<std::size_t>(width); ++v) {
+            std::string const bits = storable(run.registers[v], staged, staged);
+            writer_.instruction(
+                fmt::format("{}st.shared{} [{}], {}", guard.empty() ? "" : "@" + guard + " ",
+                            memoryType(staged), sharedAddress(shared, places[v], bases), bits));
+        }
+    }
+}
+
+void PtxCodegen::loadShared(Id op) {
+    Id const dest = graph_.mapping.get(op, role::dest);
+    if (holdable(dest))
+        throw UserError(fmt::format("LoadShared into registers (value#{}) is not written yet; "
+                                    "only a workgroup's view of a staged tile is",
+                                    dest));
+    views_[dest] = op; // read from shared memory where it is used
+}
+
+// X when `op` is a Multiply into D and `next` is `X = X + D` (either order), X is held with the
+// same layout as D would be, and nothing else reads D; else 0.
+Id PtxCodegen::accumulator(Id op, Id next) {
+    auto const& mul = graph_.control.node(op);
+    auto const& add = graph_.control.node(next);
+    if (mul.kind != OperationKind::Multiply || add.kind != OperationKind::Assign || !add.expression)
+        return 0;
+    Id const product = graph_.mapping.get(op, role::dest),
+             sum = graph_.mapping.get(next, role::dest);
+    auto const* b = std::get_if<expr::Binary>(add.expression.get());
+    if (!b || b->op != BinaryOp::Add)
+        return 0;
+    auto const* l = std::get_if<expr::DataValue>(b->lhs.get());
+    auto const* r = std::get_if<expr::DataValue>(b->rhs.get());
+    if (!l || !r || sum == product ||
+        !((l->dimension == sum && r->dimension == product) ||
+          (l->dimension == product && r->dimension == sum)))
+        return 0;
+    for (Id e : graph_.coordinates.outgoing(product)) {
+        auto const& edge = graph_.coordinates.edge(e);
+        if (edge.kind == CoordinateEdgeKind::DataFlow &&
+            graph_.coordinates.heads(e) != std::vector<Id>{sum})
+            return 0;
+    }
+    auto const it = held_.find(sum);
+    if (it == held_.end() || !holdable(product))
+        return 0;
+    auto const mine = elements(product);
+    auto const& theirs = it->second.elements;
+    if (mine.size() != theirs.size())
+        return 0;
+    for (std::size_t c = 0; c < mine.size(); ++c)
+        if (!equal(mine[c].at.at(product), theirs[c].at.at(sum)))
+            return 0;
+    return sum;
+}
+
+void PtxCodegen::multiply(Id op, Operation const& o, Id into) {
+    Id const lhs = graph_.mapping.get(op, role::lhs), rhs = graph_.mapping.get(op, role::rhs),
+             dest = graph_.mapping.get(op, role::dest);
+    if (!holdable(dest))
+        throw UserError(fmt::format("the Multiply's dest #{} is not split over workitems (add "
+                                    "register tiles: gemm-thread-tiles)",
+                                    dest));
+    for (Id operand : {lhs, rhs})
+        if (!views_.contains(operand))
+            throw UserError(fmt::format(
+                "the Multiply reads value#{}, which is not a workgroup's tile", operand));
+    auto const& lhsShape = graph_.coordinates.node(lhs).shape;
+    auto const lhsAxes = axes(lhs), rhsAxes = axes(rhs), destAxes = axes(dest);
+    if (lhsShape.size() != 2 || lhsAxes.size() != 2 || rhsAxes.size() != 2 || destAxes.size() != 2)
+        throw UserError("a Multiply needs two-axis tiles");
+    auto const inner = literalInt(simplify(lhsShape[o.transposeA ? 0 : 1]));
+    if (!inner)
+        throw UserError(fmt::format("the Multiply's K extent {} is not a constant; loop over K in "
+                                    "tiles first (gemm-k-loop)",
+                                    toString(lhsShape[o.transposeA ? 0 : 1])));
+    Held& acc = into ? held_.at(into) : hold(dest);
+    currentId_ = into ? into : dest;
+    if (!isFloat(acc.type) || acc.type == DataType::F64)
+        throw UserError(fmt::format("a Multiply into {} is not written yet", name(acc.type)));
+    Id const rowAxis = lhsAxes[o.transposeA ? 1 : 0], lhsK = lhsAxes[o.transposeA ? 0 : 1];
+    Id const colAxis = rhsAxes[o.transposeB ? 0 : 1], rhsK = rhsAxes[o.transposeB ? 1 : 0];
+    if (!into)
+        for (auto const& r : acc.registers)
+            writer_.instruction(fmt::format("mov.f32 {}, 0f00000000", r));
+
+    // The distinct rows (or columns) of the workitem's elements, and which one each element has.
+    auto distinct = [&](Id axis, std::vector<ExprPtr>& values, std::vector<std::size_t>& which) {
+        for (auto const& e : acc.elements) {
+            ExprPtr const& v = e.at.at(axis);
+            auto it = std::find_if(values.begin(), values.end(),
+                                   [&](ExprPtr const& x) { return equal(x, v); });
+            which.push_back(static_cast<std::size_t>(it - values.begin()));
+            if (it == values.end())
+                values.push_back(v);
+        }
+    };
+    std::vector<ExprPtr> rows, cols;
+    std::vector<std::size_t> rowOf, colOf;
+    distinct(destAxes[0], rows, rowOf);
+    distinct(destAxes[1], cols, colOf);
+
+    SharedBases bases;
+    // Operand elements at K index p: from shared memory, or from the tensor (masked) when the
+    // tile was not staged.
+    auto read = [&](Id operand, Id along, Id kAxis, std::vector<ExprPtr> const& where,
+                    std::int64_t p) {
+        std::vector<std::map<Id, ExprPtr>> at;
+        for (auto const& w : where) {
+            auto k = known();
+            k[along] = w;
+            k[kAxis] = literal(p);
+            at.push_back(std::move(k));
+        }
+        Id const view = views_.at(operand);
+        if (graph_.control.node(view).kind == OperationKind::LoadShared)
+            return readShared(graph_.mapping.get(view, role::source), at, DataType::F32, bases);
+        std::vector<std::string> out;
+        for (auto const& k : at)
+            out.push_back(readInPlace(view, operand, k, {}));
+        return out;
+    };
+    for (std::int64_t p = 0; p < *inner; ++p) {
+        auto const a = read(lhs, rowAxis, lhsK, rows, p);
+        auto const b = read(rhs, colAxis, rhsK, cols, p);
+        for (std::size_t c = 0; c < acc.registers.size(); ++c)
+            writer_.instruction(fmt::format("fma.rn.f32 {0}, {1}, {2}, {0}", acc.registers[c],
+                                            a[rowOf[c]], b[colOf[c]]));
+    }
+}
+
+} // namespace kiln::lowering::detail

@@ -168,16 +168,19 @@ void kilnGemm(benchmark::State& state, Command const& command, KernelGraph const
 
 // Lowers and emits `commandFile` with the GEMM pipeline, then kilnGemm; a kernel that cannot be
 // emitted yet is an errored benchmark with the reason.
-void generated(benchmark::State& state, std::string const& commandFile, bool half, std::int64_t n) {
+void generated(benchmark::State& state, std::string const& commandFile, bool half, std::int64_t n,
+               std::map<std::string, std::int64_t> const& schedule) {
     std::string const root = KILN_SOURCE_DIR;
     std::string const target = gDevice->description().target;
     try {
         Command const command = loadCommand(root + "/examples/" + commandFile);
         KernelGraph graph = translate(command);
         rules::Pipeline const pipeline = rules::loadPipeline(root + "/rules/gemm.pipeline.json");
-        rules::lower(pipeline, graph, {.parameters = {}, .arch = rules::archFacts(target)});
-        auto const kernel =
-            lowering::emitKernel(graph, {.target = target, .schedule = pipeline.defaults});
+        auto parameters = pipeline.defaults;
+        for (auto const& [name, value] : schedule)
+            parameters[name] = value;
+        rules::lower(pipeline, graph, {.parameters = parameters, .arch = rules::archFacts(target)});
+        auto const kernel = lowering::emitKernel(graph, {.target = target, .schedule = parameters});
         auto problem = command.defaults;
         double const size = static_cast<double>(n);
         problem["M"] = problem["N"] = problem["K"] = size;
@@ -217,13 +220,24 @@ int main(int argc, char** argv) {
             ->Iterations(1)
             ->Unit(benchmark::kMicrosecond);
     };
+    // Schedules of the GEMM pipeline: the defaults, and 128 x 128 macro tiles of 8 x 8 register
+    // tiles.
+    std::map<std::string, std::map<std::string, std::int64_t>> const schedules = {
+        {"default", {}},
+        {"MT128x128x8_TT8x8",
+         {{"MT_M", 128}, {"MT_N", 128}, {"MT_K", 8}, {"TT_M", 8}, {"TT_N", 8}}},
+    };
     reg("cublas/sgemm/4096", [](benchmark::State& s) { cublasGemm(s, false, 4096); });
-    reg("kiln/gemm_f32/4096", [](benchmark::State& s) { generated(s, "gemm.json", false, 4096); });
+    for (auto const& [name, schedule] : schedules)
+        reg("kiln/gemm_f32/4096/" + name,
+            [schedule](benchmark::State& s) { generated(s, "gemm.json", false, 4096, schedule); });
     for (std::int64_t n : {1024, 4096, 8192}) {
         std::string const size = std::to_string(n);
         reg("cublas/gemm_f16/" + size, [n](benchmark::State& s) { cublasGemm(s, true, n); });
-        reg("kiln/gemm_f16/" + size,
-            [n](benchmark::State& s) { generated(s, "gemm-f16.json", true, n); });
+        for (auto const& [name, schedule] : schedules)
+            reg("kiln/gemm_f16/" + size + "/" + name, [n, schedule](benchmark::State& s) {
+                generated(s, "gemm-f16.json", true, n, schedule);
+            });
     }
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

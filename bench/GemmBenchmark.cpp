@@ -153,7 +153,10 @@ void kilnGemm(benchmark::State& state, Command const& command, KernelGraph const
     }
     auto const& r = result.value();
     if (!(r.maxRelativeError <= r.tolerance)) {
-        state.SkipWithError(("wrong result against " + r.reference).c_str());
+        state.SkipWithError(("wrong result against " + r.reference + ": max relative error " +
+                             std::to_string(r.maxRelativeError) + " in " + r.worstTensor +
+                             " (tolerance " + std::to_string(r.tolerance) + ")")
+                                .c_str());
         return;
     }
     for (auto _ : state)

@@ -62,21 +62,27 @@ done
 
 step "kiln_codegen_bench: generated kernels against the copy bandwidth"
 : >"$OUT/codegen-bench.log"
-want codegen && "$BUILD/bench/kiln_codegen_bench" --benchmark_out="$OUT/codegen-bench.json" \
-    --benchmark_out_format=json >"$OUT/codegen-bench.log" 2>&1 || status=1
+if want codegen; then
+    "$BUILD/bench/kiln_codegen_bench" --benchmark_out="$OUT/codegen-bench.json" \
+        --benchmark_out_format=json >"$OUT/codegen-bench.log" 2>&1 || status=1
+fi
 
 step "kiln_gemm_bench: generated GEMM against cuBLAS"
 : >"$OUT/gemm-bench.log"
-want gemm && "$BUILD/bench/kiln_gemm_bench" --benchmark_out="$OUT/gemm-bench.json" \
-    --benchmark_out_format=json >"$OUT/gemm-bench.log" 2>&1 || status=1
+if want gemm; then
+    "$BUILD/bench/kiln_gemm_bench" --benchmark_out="$OUT/gemm-bench.json" \
+        --benchmark_out_format=json >"$OUT/gemm-bench.log" 2>&1 || status=1
+fi
 
 # A short measured sweep on the GPU: axpy over the element-wise space, every point (4Mi
 # elements: 48 MiB of traffic; each candidate's CPU reference takes about 2 s).
 step "kiln tune: axpy over examples/elementwise.space.json on the GPU"
 : >"$OUT/tune.log"
-want tune && "$BUILD/tools/kiln/kiln" tune examples/axpy.json \
-    --space examples/elementwise.space.json --size N=4194304 --evaluator cuda \
-    --strategy exhaustive --repetitions 20 --quiet -o "$OUT/tune" >"$OUT/tune.log" 2>&1 || status=1
+if want tune; then
+    "$BUILD/tools/kiln/kiln" tune examples/axpy.json --space examples/elementwise.space.json \
+        --size N=4194304 --evaluator cuda --strategy exhaustive --repetitions 20 --quiet \
+        -o "$OUT/tune" >"$OUT/tune.log" 2>&1 || status=1
+fi
 tail -3 "$OUT/tune.log"
 
 echo

@@ -118,9 +118,11 @@ std::string AssemblyKernel::assembly() {
         s += fmt::format("    .agpr_count: {}\n", agprCount());
     s += fmt::format("    .max_flat_workgroup_size: {}\n", threads);
     s += "    .args:\n";
+    // Names are tagged strings: LLVM reads a plain Y or N (even quoted) as a boolean and then
+    // rejects the note.
     for (KernelArgument const& a : spec_.arguments) {
-        s += fmt::format("      - .name: {}\n        .size: {}\n        .offset: {}\n", a.name,
-                         a.size, a.offset);
+        s += fmt::format("      - .name: !str '{}'\n        .size: {}\n        .offset: {}\n",
+                         a.name, a.size, a.offset);
         if (a.pointer)
             s += "        .value_kind: global_buffer\n        .address_space: global\n";
         else

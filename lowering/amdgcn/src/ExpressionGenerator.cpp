@@ -2,6 +2,7 @@
 #include "kiln/amdgcn/ExpressionGenerator.h"
 
 #include "kiln/graph/Error.h"
+#include "kiln/graph/ExpressionText.h"
 
 #include <bit>
 #include <cmath>
@@ -86,8 +87,42 @@ ExpressionGenerator::ExpressionGenerator(Builder& builder, Leaves leaves)
     : b_(builder)
     , leaves_(std::move(leaves)) {}
 
+namespace {
+// Whether `e` reads no data value: its value depends on indices, sizes and arguments only.
+bool reusable(Expression const& e) {
+    return std::visit(
+        [](auto const& node) -> bool {
+            using T = std::decay_t<decltype(node)>;
+            if constexpr (std::is_same_v<T, expr::Unary> || std::is_same_v<T, expr::Convert>)
+                return reusable(*node.arg);
+            else if constexpr (std::is_same_v<T, expr::Binary>)
+                return reusable(*node.lhs) && reusable(*node.rhs);
+            else if constexpr (std::is_same_v<T, expr::Select>)
+                return reusable(*node.condition) && reusable(*node.ifTrue) &&
+                       reusable(*node.ifFalse);
+            else
+                return !std::is_same_v<T, expr::DataValue> && !std::is_same_v<T, expr::Tag>;
+        },
+        static_cast<Expression::variant const&>(e));
+}
+} // namespace
+
 Value ExpressionGenerator::generate(ExprPtr const& e) {
     KILN_ASSERT(e != nullptr, "null expression");
+    bool const leaf =
+        std::holds_alternative<expr::Literal>(*e) || std::holds_alternative<expr::Argument>(*e) ||
+        std::holds_alternative<expr::Index>(*e) || std::holds_alternative<expr::DataValue>(*e);
+    if (!memo_ || leaf || !reusable(*e))
+        return generateNode(e);
+    std::string key = toString(e);
+    if (auto it = memo_->find(key); it != memo_->end())
+        return it->second;
+    Value v = generateNode(e);
+    memo_->emplace(std::move(key), v);
+    return v;
+}
+
+Value ExpressionGenerator::generateNode(ExprPtr const& e) {
     return std::visit(
         [&](auto const& node) -> Value {
             using T = std::decay_t<decltype(node)>;
@@ -266,6 +301,12 @@ Value ExpressionGenerator::select(Value const& mask, Value const& ifTrue, Value 
     DataType const ct = computeType(type);
     Value out = b_.newVector(ct);
     auto half = [&](Value const& d, Value f, Value t) {
+        // The mask takes the constant bus: SGPR operands move to VGPRs first (a legalize of
+        // all three might pick the mask, which cannot move).
+        if (f.isScalar())
+            f = b_.toVector(f, DataType::I32);
+        if (t.isScalar())
+            t = b_.toVector(t, DataType::I32);
         std::vector<Value> srcs =
             b_.legalize({std::move(f), std::move(t), mask}, b_.target().isGfx11());
         b_.op("v_cndmask_b32_e64", {d}, std::move(srcs));
@@ -666,9 +707,7 @@ Value ExpressionGenerator::vectorInteger64(BinaryOp op, Value const& a, Value co
     case BinaryOp::CeilDivide:
         if (b.isLiteral())
             return divideByConstant64(op, a, b.literalValue());
-        fail("i64 {} by a value known only in the kernel is not supported by the AMDGCN backend "
-             "(divisors must be constants)",
-             name(op));
+        return divide64(op, a, b);
     default:
         break;
     }
@@ -713,6 +752,39 @@ Value ExpressionGenerator::vectorFloat(BinaryOp op, Value const& a, Value const&
         break;
     }
     fail("{} of {} is not supported by the AMDGCN backend", name(op), name(t));
+}
+
+// i64 division by a run-time value: the quotient of the magnitudes from a correctly rounded f64
+// division, truncated, then corrected by one either way, which is exact while the magnitudes
+// are below 2^53 (every tensor index and size); then C's signs (the remainder takes the
+// dividend's), and ceildiv rounding a positive inexact quotient up.
+Value ExpressionGenerator::divide64(BinaryOp op, Value const& a, Value const& b) {
+    DataType const t = DataType::I64;
+    Value const zero = Value::literal(0, t);
+    Value const one = Value::literal(1, t);
+    Value const negativeA = compare(BinaryOp::Less, a, zero, t);
+    Value const negativeB = compare(BinaryOp::Less, b, zero, t);
+    Value const ua = select(negativeA, binary(BinaryOp::Subtract, zero, a, t), a, t);
+    Value const ub = select(negativeB, binary(BinaryOp::Subtract, zero, b, t), b, t);
+    Value const estimate =
+        divideFloat(convert(ua, t, DataType::F64), convert(ub, t, DataType::F64), DataType::F64);
+    Value q = convert(estimate, DataType::F64, t);
+    Value r = binary(BinaryOp::Subtract, ua, binary(BinaryOp::Multiply, q, ub, t), t);
+    Value const over = compare(BinaryOp::Less, r, zero, t);
+    q = select(over, binary(BinaryOp::Subtract, q, one, t), q, t);
+    r = select(over, binary(BinaryOp::Add, r, ub, t), r, t);
+    Value const under = compare(BinaryOp::GreaterEqual, r, ub, t);
+    q = select(under, binary(BinaryOp::Add, q, one, t), q, t);
+    r = select(under, binary(BinaryOp::Subtract, r, ub, t), r, t);
+    if (op == BinaryOp::Modulo)
+        return select(negativeA, binary(BinaryOp::Subtract, zero, r, t), r, t);
+    Value const negative = compare(BinaryOp::NotEqual, negativeA, negativeB, DataType::Bool);
+    Value const quotient = select(negative, binary(BinaryOp::Subtract, zero, q, t), q, t);
+    if (op == BinaryOp::Divide)
+        return quotient;
+    Value const inexact = compare(BinaryOp::NotEqual, r, zero, t);
+    Value const up = select(negative, Value::literal(0, DataType::Bool), inexact, DataType::Bool);
+    return select(up, binary(BinaryOp::Add, quotient, one, t), quotient, t);
 }
 
 Value ExpressionGenerator::divideFloat(Value const& a, Value const& b, DataType t) {

@@ -43,7 +43,7 @@ Target Target::named(std::string_view name) {
 std::string Target::mnemonic(std::string_view gfx9) const {
     if (!gfx11_)
         return std::string(gfx9);
-    static constexpr std::array<std::pair<std::string_view, std::string_view>, 48> kRenamed{{
+    static constexpr std::array<std::pair<std::string_view, std::string_view>, 52> kRenamed{{
         {"s_load_dword", "s_load_b32"},
         {"s_load_dwordx2", "s_load_b64"},
         {"s_load_dwordx4", "s_load_b128"},
@@ -92,6 +92,10 @@ std::string Target::mnemonic(std::string_view gfx9) const {
         {"v_sub_u32", "v_sub_nc_u32"},
         {"v_addc_co_u32", "v_add_co_ci_u32"},
         {"v_subb_co_u32", "v_sub_co_ci_u32"},
+        {"s_andn2_b32", "s_and_not1_b32"},
+        {"s_andn2_b64", "s_and_not1_b64"},
+        {"s_orn2_b32", "s_or_not1_b32"},
+        {"s_orn2_b64", "s_or_not1_b64"},
     }};
     for (auto const& [old, renamed] : kRenamed)
         if (old == gfx9)

@@ -51,17 +51,17 @@ amdhsa.kernels:
     .vgpr_count: 7
     .max_flat_workgroup_size: 64
     .args:
-      - .name: A
+      - .name: !str 'A'
         .size: 8
         .offset: 0
         .value_kind: global_buffer
         .address_space: global
-      - .name: B
+      - .name: !str 'B'
         .size: 8
         .offset: 8
         .value_kind: global_buffer
         .address_space: global
-      - .name: Out
+      - .name: !str 'Out'
         .size: 8
         .offset: 16
         .value_kind: global_buffer

@@ -9,13 +9,18 @@
 // computed in f32 and rounded back after every operation, as the interpreter does; booleans are
 // lane masks. Literal operands are folded when both sides are literals. Division by a constant
 // is a multiply-high (DivisionMagic.h); i32 division by a run-time value uses the reciprocal
-// estimate and two corrections.
+// estimate and two corrections, i64 division an f64 quotient and one correction (exact below
+// 2^53). With a memo (reuse()), index subexpressions (those that read no
+// data value) are computed once while the memo lives: the many addresses of a tile share their
+// common parts, as the PTX writer's scopes do.
 #pragma once
 
 #include "kiln/amdgcn/Builder.h"
 #include "kiln/graph/Expression.h"
 
 #include <functional>
+#include <map>
+#include <string>
 
 namespace kiln::amdgcn {
 
@@ -34,6 +39,13 @@ public:
 
     /// The value of `e`, of type resultType(*e).
     Value generate(ExprPtr const& e);
+
+    /// Index subexpressions already computed, by their text. The caller owns the memo and
+    /// clears it where the values stop being available (the end of a loop body, a change of
+    /// the exec mask); nullptr computes everything afresh.
+    using Memo = std::map<std::string, Value>;
+    void reuse(Memo* memo) { memo_ = memo; }
+    Memo* memo() const { return memo_; }
 
     /// `v` (of type `from`) converted to `to`.
     Value convert(Value const& v, DataType from, DataType to);
@@ -54,6 +66,7 @@ private:
     Value divide32(BinaryOp op, Value const& a, Value const& b);
     Value divideByConstant32(BinaryOp op, Value const& a, std::int64_t d);
     Value divideByConstant64(BinaryOp op, Value const& a, std::int64_t d);
+    Value divide64(BinaryOp op, Value const& a, Value const& b);
     Value unsignedDivide32(Value const& n, Value const& d, Value* remainder);
     Value divideFloat(Value const& a, Value const& b, DataType type);
     Value roundHalf(Value const& v, DataType type);
@@ -63,8 +76,11 @@ private:
     Value sub64(Value const& a, Value const& b);
     Value mulhs64(Value const& a, std::int64_t m);
 
+    Value generateNode(ExprPtr const& e);
+
     Builder& b_;
     Leaves leaves_;
+    Memo* memo_ = nullptr;
 };
 
 } // namespace kiln::amdgcn

@@ -1,0 +1,102 @@
+// AmdgcnKernelWriter.h (internal): the AMDGCN code generator's state, shared by the files that
+// write each part: AmdgcnCodegen.cpp (kernel frame, control flow, element-wise and reduction
+// operations) and AmdgcnMemory.cpp (global loads and stores, exec masks, values read in place).
+#pragma once
+
+#include "kiln/amdgcn/AssemblyKernel.h"
+#include "kiln/amdgcn/ExpressionGenerator.h"
+#include "kiln/amdgcn/MemoryInstructions.h"
+#include "kiln/graph/Translate.h"
+#include "kiln/lowering/AmdgcnCodegen.h"
+#include "kiln/lowering/HeldElements.h"
+#include "kiln/lowering/LaunchShape.h"
+
+#include <optional>
+
+namespace kiln::lowering {
+
+// Defined in Manifest.cpp: parameters, hash and the common fields of the manifest.
+void describeInterface(KernelGraph const& graph, CodegenOptions const& options,
+                       LaunchShape const& shape, EmittedKernel& kernel);
+
+namespace detail {
+
+namespace gcn = kiln::amdgcn;
+
+// A value held in a workitem's VGPRs: one register (pair for 64-bit types; f16/bf16 in f32) per
+// element.
+struct GcnHeld {
+    std::vector<IndexSolution> elements;
+    std::vector<gcn::Value> registers;
+    DataType type = DataType::F32;
+};
+
+class AmdgcnKernelWriter {
+public:
+    AmdgcnKernelWriter(KernelGraph const& graph, CodegenOptions const& options);
+    EmittedKernel run();
+
+private:
+    // ---- Frame and control (AmdgcnCodegen.cpp) --------------------------------------------
+    static EmittedKernel describe(KernelGraph const& graph, CodegenOptions const& options,
+                                  LaunchShape const& shape);
+    static gcn::KernelSpec specOf(KernelGraph const& graph, EmittedKernel const& kernel,
+                                  LaunchShape const& shape);
+    void prologue();
+    void flush();
+    void operation(Id op);
+    void assign(Id op, Operation const& o);
+    void reduce(Id op, Operation const& o);
+
+    std::map<Id, ExprPtr> known() const;
+    GcnHeld& hold(Id d);
+    gcn::Leaves leaves(GcnHeld const* current = nullptr, std::size_t element = 0);
+    // `src` copied into the registers of `dst` (same size), dword by dword.
+    void copy(gcn::Value const& dst, gcn::Value const& src);
+
+    // ---- Memory (AmdgcnMemory.cpp) ------------------------------------------------------
+    void load(Id op);
+    void store(Id op);
+    void move(Id value, GcnHeld& held, Id memory, bool isLoad);
+    gcn::Value valueAt(Id d, GcnHeld const* current, std::size_t element);
+    gcn::Value readInPlace(Id op, Id value, std::map<Id, ExprPtr> const& k,
+                           std::vector<ExprPtr> const& where);
+    gcn::Value unpack(gcn::Value const& raw, std::size_t k, DataType stored);
+    gcn::Value pack(std::vector<gcn::Value> const& data, DataType stored);
+    DataType tensorType(Id user) const;
+    // The 64-bit VGPR address of element `offset` of tensor `user`.
+    gcn::Value address(gcn::ExpressionGenerator& gen, Id user, ExprPtr const& offset,
+                       DataType type);
+    // The lane mask where every condition holds; nullopt when there are none.
+    std::optional<gcn::Value> mask(gcn::ExpressionGenerator& gen,
+                                   std::vector<ExprPtr> const& conditions);
+    // Exec masking: exec &= mask (returning the old exec); exec = a & b; exec = a & ~b.
+    gcn::Value saveExec(gcn::Value const& mask);
+    void setExec(gcn::Value const& value);
+    void andExec(gcn::Value const& a, gcn::Value const& b);
+    void andNotExec(gcn::Value const& a, gcn::Value const& b);
+    std::string maskOp(std::string_view op) const; // "s_and" -> "s_and_b64" / "_b32"
+
+    KernelGraph const& graph_;
+    CodegenOptions const& options_;
+    IndexFacts facts_;
+    LaunchShape shape_;
+    EmittedKernel kernel_;
+    gcn::Context context_;
+    gcn::KernelSpec spec_;
+    gcn::AssemblyKernel asm_;
+    gcn::EntryRegisters entry_;
+    std::optional<gcn::ArgumentLoader> arguments_;
+    gcn::Stream out_;
+    gcn::Builder b_;
+    gcn::MemoryInstructions memory_;
+    gcn::ExpressionGenerator::Memo memo_;
+    std::map<Id, gcn::Value> indices_; ///< i64 hardware indices and loop counters
+    std::map<Id, GcnHeld> held_;
+    std::map<Id, Id> views_; ///< values read in place -> the load that reads them
+    Id currentId_ = 0;
+};
+
+} // namespace detail
+
+} // namespace kiln::lowering

@@ -1,0 +1,368 @@
+// Global loads and stores of the AMDGCN code generator: addresses, lane masks in exec, vector
+// accesses of consecutive elements, and values read in place.
+#include "AmdgcnKernelWriter.h"
+#include "kiln/graph/Simplify.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace kiln::lowering {
+
+namespace detail {
+
+namespace {
+
+void addUnique(std::vector<ExprPtr>& to, std::vector<ExprPtr> const& from) {
+    for (auto const& c : from)
+        if (std::none_of(to.begin(), to.end(), [&](ExprPtr const& e) { return equal(e, c); }))
+            to.push_back(c);
+}
+
+int elementBytes(DataType t) {
+    return t == DataType::Bool ? 1 : sizeInBytes(t);
+}
+
+} // namespace
+
+void AmdgcnKernelWriter::load(Id op) {
+    Id const memory = graph_.mapping.get(op, role::source),
+             dest = graph_.mapping.get(op, role::dest);
+    if (graph_.coordinates.node(memory).kind != DimensionKind::User)
+        throw UserError("a load from a dimension that is not a tensor is not written yet");
+    if (!holdable(graph_, dest)) {
+        views_[dest] = op; // read in place, element by element, where it is used
+        return;
+    }
+    move(dest, hold(dest), memory, /*isLoad=*/true);
+}
+
+void AmdgcnKernelWriter::store(Id op) {
+    Id const source = graph_.mapping.get(op, role::source),
+             memory = graph_.mapping.get(op, role::dest);
+    if (graph_.coordinates.node(memory).kind != DimensionKind::User)
+        throw UserError("a store to a dimension that is not a tensor is not written yet");
+    auto it = held_.find(source);
+    if (it == held_.end())
+        throw UserError(fmt::format("value#{} is stored but not held in registers (is it "
+                                    "distributed over the grid?)",
+                                    source));
+    move(source, it->second, memory, /*isLoad=*/false);
+}
+
+DataType AmdgcnKernelWriter::tensorType(Id user) const {
+    auto const* arg = graph_.findArgument(graph_.coordinates.node(user).name);
+    if (!arg || arg->kind != KernelArgument::Kind::Tensor)
+        throw UserError(fmt::format("#{} names no tensor argument", user));
+    if (arg->dtype == DataType::Bool)
+        throw UserError("tensors of bool are not supported by code generation yet");
+    return arg->dtype;
+}
+
+gcn::Value AmdgcnKernelWriter::address(gcn::ExpressionGenerator& gen, Id user,
+                                       ExprPtr const& offset, DataType type) {
+    gcn::Value const base =
+        arguments_->load(graph_.coordinates.node(user).name, out_).as(DataType::I64);
+    ExprPtr const bytes = simplify(offset * literal(elementBytes(type)));
+    gcn::Value const o = gen.convert(gen.generate(bytes), resultType(*bytes), DataType::I64);
+    gcn::Value const sum =
+        b_.toVector(gen.binary(BinaryOp::Add, base, o, DataType::I64), DataType::I64);
+    flush();
+    return sum;
+}
+
+std::optional<gcn::Value> AmdgcnKernelWriter::mask(gcn::ExpressionGenerator& gen,
+                                                   std::vector<ExprPtr> const& conditions) {
+    std::optional<gcn::Value> all;
+    for (auto const& c : conditions) {
+        gcn::Value const m = gen.convert(gen.generate(c), resultType(*c), DataType::Bool);
+        flush(); // instructions waiting in a stream keep their registers
+        if (m.isLiteral() && m.literalValue() != 0)
+            continue; // holds for every lane
+        if (!all) {
+            all = m;
+            continue;
+        }
+        gcn::Value both = b_.newMask("a tile's mask");
+        b_.op(maskOp("s_and"), {both}, {*all, m});
+        all = both;
+    }
+    return all;
+}
+
+std::string AmdgcnKernelWriter::maskOp(std::string_view op) const {
+    return std::string(op) + (context_.target().waveSize() == 64 ? "_b64" : "_b32");
+}
+
+gcn::Value AmdgcnKernelWriter::saveExec(gcn::Value const& m) {
+    gcn::Value saved = b_.newMask("the saved exec mask");
+    b_.op(maskOp("s_and_saveexec"), {saved}, {m}).writesImplicitly(context_.exec());
+    return saved;
+}
+
+void AmdgcnKernelWriter::setExec(gcn::Value const& value) {
+    b_.op(maskOp("s_mov"), {context_.exec()}, {value});
+}
+
+void AmdgcnKernelWriter::andExec(gcn::Value const& a, gcn::Value const& m) {
+    b_.op(maskOp("s_and"), {context_.exec()}, {a, m});
+}
+
+void AmdgcnKernelWriter::andNotExec(gcn::Value const& a, gcn::Value const& m) {
+    b_.op(maskOp("s_andn2"), {context_.exec()}, {a, m});
+}
+
+// Loads or stores every element of a held value: consecutive, aligned elements as one vector
+// access of up to 16 bytes, each element guarded by its conditions. Where a vector's elements
+// may not all exist, the vector access runs for the lanes where they do (exec = their mask) and
+// one scalar access per element for the other lanes (skipped when there are none); loaded
+// values are then picked per lane. Addresses and masks are computed before exec changes, so
+// that every lane has them.
+void AmdgcnKernelWriter::move(Id value, GcnHeld& held, Id memory, bool isLoad) {
+    DataType const stored = tensorType(memory);
+    int const bytes = elementBytes(stored);
+    std::size_t const count = held.elements.size();
+    std::vector<ExprPtr> offsets(count);
+    std::vector<std::vector<ExprPtr>> conditions(count);
+    auto const valueAxes = flattenAxes(graph_, value);
+    for (std::size_t c = 0; c < count; ++c) {
+        auto k = known();
+        for (Id a : valueAxes)
+            k[a] = held.elements[c].at(a);
+        auto const solution = solveIndices(graph_, k, {memory}, facts_);
+        offsets[c] = solution.at(memory);
+        conditions[c] = held.elements[c].conditions;
+        addUnique(conditions[c], solution.conditions);
+    }
+    auto consecutive = [&](std::size_t start, std::size_t width) {
+        if (start % width != 0 || start + width > count)
+            return false;
+        if (facts_.powerOfTwoDivisor(offsets[start]) < static_cast<std::int64_t>(width))
+            return false;
+        for (std::size_t k = 1; k < width; ++k) {
+            auto d = IndexFacts::difference(offsets[start + k], offsets[start]);
+            if (!d || *d != static_cast<std::int64_t>(k))
+                return false;
+        }
+        return true;
+    };
+    bool const packable = bytes >= 4 || stored == DataType::F16 || stored == DataType::BF16;
+    std::size_t const widest = packable ? static_cast<std::size_t>(16 / bytes) : 1;
+    gcn::ExpressionGenerator gen(b_, leaves());
+    gen.reuse(&memo_);
+    gcn::Value const zero = gcn::Value::literal(0, stored);
+    for (std::size_t start = 0; start < count;) {
+        std::size_t width = 1;
+        for (std::size_t w = widest; w > 1; w /= 2)
+            if (w * static_cast<std::size_t>(bytes) >= 4 && consecutive(start, w)) {
+                width = w;
+                break;
+            }
+        gcn::Value const at = address(gen, memory, offsets[start], stored);
+        std::vector<std::optional<gcn::Value>> masks(width);
+        std::vector<ExprPtr> all;
+        for (std::size_t k = 0; k < width; ++k) {
+            masks[k] = mask(gen, conditions[start + k]);
+            addUnique(all, conditions[start + k]);
+        }
+        std::optional<gcn::Value> const every = width > 1 ? mask(gen, all) : masks[0];
+        std::vector<gcn::Value> data(width);
+        if (!isLoad)
+            for (std::size_t k = 0; k < width; ++k)
+                data[k] =
+                    b_.toVector(gen.convert(held.registers[start + k], held.type, stored), stored);
+        // The other lanes' scalar accesses: exec = saved & ~every, & each element's mask.
+        auto scalarPath = [&](gcn::Value const& saved, auto&& access) {
+            gcn::Value const rest = b_.newMask("the lanes of the scalar path");
+            b_.op(maskOp("s_andn2"), {rest}, {saved, *every});
+            setExec(rest);
+            std::string const skip = context_.newLabel("vector_only");
+            b_.op("s_cbranch_execz", {}, {gcn::Value::label(skip)});
+            for (std::size_t k = 0; k < width; ++k) {
+                if (masks[k])
+                    andExec(rest, *masks[k]);
+                else
+                    setExec(rest);
+                access(k);
+            }
+            b_.add(gcn::Instruction::label(skip));
+        };
+        if (width == 1) {
+            std::optional<gcn::Value> saved;
+            if (every)
+                saved = saveExec(*every);
+            if (isLoad) {
+                gcn::Value v = memory_.loadGlobalValue(at, std::nullopt, stored);
+                if (saved) {
+                    setExec(*saved);
+                    v = gen.select(*every, v, zero, stored);
+                }
+                held.registers[start] = b_.toVector(gen.convert(v, stored, held.type), held.type);
+            } else {
+                memory_.storeGlobalValue(at, std::nullopt, data[0], stored);
+                if (saved)
+                    setExec(*saved);
+            }
+            ++start;
+            flush();
+            continue;
+        }
+        int const total = static_cast<int>(width) * bytes;
+        if (isLoad) {
+            std::optional<gcn::Value> saved;
+            if (every)
+                saved = saveExec(*every);
+            gcn::Value const raw = memory_.loadGlobal(at, std::nullopt, total);
+            std::vector<gcn::Value> scalar(width);
+            if (saved) {
+                scalarPath(*saved, [&](std::size_t k) {
+                    scalar[k] = memory_.loadGlobalValue(at, std::nullopt, stored,
+                                                        static_cast<int>(k) * bytes);
+                });
+                setExec(*saved);
+            }
+            for (std::size_t k = 0; k < width; ++k) {
+                gcn::Value v = unpack(raw, k, stored);
+                if (saved) {
+                    gcn::Value const other =
+                        masks[k] ? gen.select(*masks[k], scalar[k], zero, stored) : scalar[k];
+                    v = gen.select(*every, v, other, stored);
+                }
+                held.registers[start + k] =
+                    b_.toVector(gen.convert(v, stored, held.type), held.type);
+                flush();
+            }
+        } else {
+            gcn::Value const packed = pack(data, stored);
+            std::optional<gcn::Value> saved;
+            if (every)
+                saved = saveExec(*every);
+            memory_.storeGlobal(at, std::nullopt, packed, total);
+            if (saved) {
+                scalarPath(*saved, [&](std::size_t k) {
+                    memory_.storeGlobalValue(at, std::nullopt, data[k], stored,
+                                             static_cast<int>(k) * bytes);
+                });
+                setExec(*saved);
+            }
+        }
+        start += width;
+        flush();
+    }
+}
+
+// Element `k` of a vector load, as expressions compute it (f16/bf16 widened to f32).
+gcn::Value AmdgcnKernelWriter::unpack(gcn::Value const& raw, std::size_t k, DataType stored) {
+    int const index = static_cast<int>(k);
+    switch (elementBytes(stored)) {
+    case 4:
+        return raw.sub(index).as(stored);
+    case 8:
+        return raw.sub(2 * index, 2).as(stored);
+    default:
+        break;
+    }
+    gcn::Value const word = raw.sub(index / 2);
+    gcn::Value out = b_.newVector(DataType::F32, "an unpacked element");
+    bool const high = index % 2 == 1;
+    if (stored == DataType::F16) {
+        gcn::Value half = word;
+        if (high) {
+            half = b_.newVector(DataType::I32, "a high half");
+            b_.op("v_lshrrev_b32", {half}, {gcn::Value::literal(16), word});
+        }
+        b_.op("v_cvt_f32_f16", {out}, {half});
+    } else if (high) { // bf16: its bits are the top half of an f32
+        b_.op("v_and_b32", {out}, b_.legalize({gcn::Value::literal(0xffff0000LL), word}, true));
+    } else {
+        b_.op("v_lshlrev_b32", {out}, {gcn::Value::literal(16), word});
+    }
+    return out.as(stored);
+}
+
+// The dwords of a vector store: elements of 4 or 8 bytes as they are, 16-bit floats rounded
+// and packed two to a dword.
+gcn::Value AmdgcnKernelWriter::pack(std::vector<gcn::Value> const& data, DataType stored) {
+    int const bytes = elementBytes(stored);
+    int const dwords = static_cast<int>(data.size()) * bytes / 4;
+    gcn::Value out = context_.allocateVector(DataType::I32, dwords, "the data of a vector store");
+    if (bytes >= 4) {
+        for (std::size_t k = 0; k < data.size(); ++k)
+            copy(out.sub(static_cast<int>(k) * bytes / 4, bytes / 4), data[k]);
+        return out;
+    }
+    for (int j = 0; j < dwords; ++j) {
+        gcn::Value const& lo = data[static_cast<std::size_t>(2 * j)];
+        gcn::Value const& hi = data[static_cast<std::size_t>(2 * j + 1)];
+        if (stored == DataType::F16) {
+            gcn::Value const a = b_.newVector(DataType::I32, "a low half");
+            gcn::Value const c = b_.newVector(DataType::I32, "a high half");
+            b_.op("v_cvt_f16_f32", {a}, {lo});
+            b_.op("v_cvt_f16_f32", {c}, {hi});
+            b_.op("v_pack_b32_f16", {out.sub(j)}, {a, c});
+        } else {
+            gcn::Value const a = b_.newVector(DataType::I32, "a low half");
+            gcn::Value const c = b_.newVector(DataType::I32, "a high half");
+            b_.op("v_lshrrev_b32", {a}, {gcn::Value::literal(16), lo});
+            b_.op("v_and_b32", {c}, b_.legalize({gcn::Value::literal(0xffff0000LL), hi}, true));
+            b_.op("v_or_b32", {out.sub(j)}, {a, c});
+        }
+    }
+    return out;
+}
+
+// The register holding value `d` at the element being computed (element `element` of
+// `current`): a held register at the same place, or a load of a value read in place.
+gcn::Value AmdgcnKernelWriter::valueAt(Id d, GcnHeld const* current, std::size_t element) {
+    KILN_ASSERT(current, "value#{} read outside an element", d);
+    auto const& here = current->elements[element];
+    if (auto it = held_.find(d); it != held_.end()) {
+        GcnHeld const& h = it->second;
+        if (h.elements.size() != current->elements.size() ||
+            !equal(h.elements[element].at(d), here.at(currentId_)))
+            throw UserError(
+                fmt::format("value#{} is held with another layout than #{}", d, currentId_));
+        return h.registers[element];
+    }
+    auto view = views_.find(d);
+    if (view == views_.end())
+        throw UserError(fmt::format("value#{} is read before it is computed", d));
+    auto k = known();
+    auto const mine = flattenAxes(graph_, d), theirs = flattenAxes(graph_, currentId_);
+    if (mine.size() == theirs.size()) {
+        for (std::size_t a = 0; a < mine.size(); ++a)
+            k[mine[a]] = here.at(theirs[a]);
+    } else {
+        k[d] = here.at(currentId_);
+    }
+    return readInPlace(view->second, d, k, here.conditions);
+}
+
+// Element `k` of a value that the load `op` reads in place, 0 where it does not exist (the
+// conditions of its address and `where`, those of the element being computed).
+gcn::Value AmdgcnKernelWriter::readInPlace(Id op, Id value, std::map<Id, ExprPtr> const& k,
+                                           std::vector<ExprPtr> const& where) {
+    Id const memory = graph_.mapping.get(op, role::source);
+    if (graph_.control.node(op).kind == OperationKind::LoadShared)
+        throw UserError("reading shared memory in place is not written yet for AMDGCN");
+    auto solution = solveIndices(graph_, k, {memory}, facts_);
+    addUnique(solution.conditions, where);
+    DataType const type = graph_.coordinates.node(value).dtype.value_or(DataType::F32);
+    DataType const stored = tensorType(memory);
+    gcn::ExpressionGenerator gen(b_, leaves());
+    gen.reuse(&memo_);
+    gcn::Value const at = address(gen, memory, solution.at(memory), stored);
+    std::optional<gcn::Value> const m = mask(gen, solution.conditions);
+    std::optional<gcn::Value> saved;
+    if (m)
+        saved = saveExec(*m);
+    gcn::Value v = memory_.loadGlobalValue(at, std::nullopt, stored);
+    if (saved) {
+        setExec(*saved);
+        v = gen.select(*m, v, gcn::Value::literal(0, stored), stored);
+    }
+    return gen.convert(v, stored, type);
+}
+
+} // namespace detail
+
+} // namespace kiln::lowering

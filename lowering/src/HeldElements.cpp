@@ -1,0 +1,58 @@
+// The elements a workitem holds: local indices enumerated, each solved to every axis.
+#include "kiln/lowering/HeldElements.h"
+
+#include "kiln/graph/Distribution.h"
+#include "kiln/graph/Simplify.h"
+
+#include <fmt/format.h>
+
+namespace kiln::lowering {
+
+std::vector<Id> flattenAxes(KernelGraph const& graph, Id d) {
+    for (Id e : graph.coordinates.incoming(d))
+        if (graph.coordinates.edge(e).kind == CoordinateEdgeKind::Flatten)
+            return graph.coordinates.tails(e);
+    return {d};
+}
+
+bool holdable(KernelGraph const& graph, Id d) {
+    Distribution const dist = distributionOf(graph, d);
+    if (!dist.distributed)
+        return false;
+    for (Id l : dist.locals) {
+        auto const& size = graph.coordinates.node(l).size;
+        if (!size || !literalInt(simplify(size)))
+            return false;
+    }
+    return true;
+}
+
+std::vector<IndexSolution> heldElements(KernelGraph const& graph, IndexFacts const& facts,
+                                        std::map<Id, ExprPtr> const& known, Id d,
+                                        std::int64_t maxElements) {
+    Distribution const dist = distributionOf(graph, d);
+    std::vector<std::int64_t> sizes;
+    std::int64_t count = 1;
+    for (Id l : dist.locals) {
+        sizes.push_back(*literalInt(simplify(graph.coordinates.node(l).size)));
+        count *= sizes.back();
+    }
+    if (count > maxElements)
+        throw UserError(
+            fmt::format("#{} would need {} registers per workitem; tile it further", d, count));
+    std::vector<Id> targets = flattenAxes(graph, d);
+    targets.push_back(d);
+    std::vector<IndexSolution> out;
+    for (std::int64_t c = 0; c < count; ++c) {
+        auto k = known;
+        std::int64_t rest = c;
+        for (std::size_t i = dist.locals.size(); i-- > 0;) {
+            k[dist.locals[i]] = literal(rest % sizes[i]);
+            rest /= sizes[i];
+        }
+        out.push_back(solveIndices(graph, k, targets, facts));
+    }
+    return out;
+}
+
+} // namespace kiln::lowering

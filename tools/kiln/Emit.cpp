@@ -1,14 +1,18 @@
 // kiln emit CMD.json --pipeline P.json [--params A=1] [--target sm_90a] [-o DIR]
 // Translates a Command, lowers it through a pipeline and writes the kernel's code and manifest:
-// DIR/ENTRY.ptx and DIR/ENTRY.manifest.json, or the code on stdout without -o.
+// DIR/ENTRY.ptx and DIR/ENTRY.manifest.json for NVIDIA targets; for AMD targets (gfx90a, gfx942,
+// gfx1100) the assembly DIR/ENTRY.s, its code object DIR/ENTRY.hsaco (assembled in memory,
+// runtime/Assembler.h) and the manifest. Without -o, the code goes to stdout.
 #include "Output.h"
 #include "Params.h"
 #include "Subcommands.h"
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/Translate.h"
+#include "kiln/lowering/AmdgcnCodegen.h"
 #include "kiln/lowering/Codegen.h"
 #include "kiln/rules/ArchFacts.h"
 #include "kiln/rules/Pipeline.h"
+#include "kiln/runtime/Assembler.h"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -26,7 +30,7 @@ void addEmit(CLI::App& app) {
     sub->add_option("command", o->command, "Command file (JSON)")->required();
     sub->add_option("--pipeline", o->pipeline, "Pipeline file (JSON)")->required();
     sub->add_option("--params", o->params, "Schedule parameters, NAME=INT[,NAME=INT...]");
-    sub->add_option("--target", o->target, "Target (sm_80, sm_90, sm_90a, ...)")
+    sub->add_option("--target", o->target, "Target (sm_80, sm_90, sm_90a, gfx90a, gfx942, gfx1100)")
         ->capture_default_str();
     sub->add_option("-o,--output", o->output, "Folder for ENTRY.ptx and ENTRY.manifest.json");
     sub->callback([o] {
@@ -39,7 +43,9 @@ void addEmit(CLI::App& app) {
         lowering::CodegenOptions codegen{.target = o->target, .schedule = pipeline.defaults};
         for (auto const& [name, value] : options.parameters)
             codegen.schedule[name] = value;
-        auto const kernel = lowering::emitKernel(graph, codegen);
+        bool const amd = lowering::isAmdgcnTarget(o->target);
+        auto const kernel =
+            amd ? lowering::emitAmdgcnKernel(graph, codegen) : lowering::emitKernel(graph, codegen);
         if (o->output.empty()) {
             fmt::print("{}", kernel.code);
             return;
@@ -48,10 +54,28 @@ void addEmit(CLI::App& app) {
         std::filesystem::create_directories(o->output, ec);
         if (ec)
             fail("cannot make the folder '{}': {}", o->output, ec.message());
-        writeFile(fmt::format("{}/{}.ptx", o->output, kernel.entry), kernel.code);
+        if (amd) {
+            auto assembler = runtime::assemblerFor(o->target);
+            if (!assembler.ok())
+                fail("cannot assemble for {}: {}", o->target, assembler.error().message());
+            auto code = (*assembler)->assemble(kernel.code, o->target, kernel.entry + ".s");
+            if (!code.ok()) // Kiln wrote assembly its assembler rejects: a bug in Kiln
+                throw InternalError(fmt::format("the {} assembler rejected {}.s:\n{}",
+                                                (*assembler)->name(), kernel.entry,
+                                                code.error().message()),
+                                    __FILE__, __LINE__);
+            writeFile(fmt::format("{}/{}.s", o->output, kernel.entry), kernel.code);
+            writeFile(fmt::format("{}/{}.hsaco", o->output, kernel.entry), *code);
+        } else {
+            writeFile(fmt::format("{}/{}.ptx", o->output, kernel.entry), kernel.code);
+        }
         writeFile(fmt::format("{}/{}.manifest.json", o->output, kernel.entry),
                   kernel.manifestJson());
-        fmt::print("wrote {0}/{1}.ptx and {0}/{1}.manifest.json\n", o->output, kernel.entry);
+        if (amd)
+            fmt::print("wrote {0}/{1}.s, {0}/{1}.hsaco and {0}/{1}.manifest.json\n", o->output,
+                       kernel.entry);
+        else
+            fmt::print("wrote {0}/{1}.ptx and {0}/{1}.manifest.json\n", o->output, kernel.entry);
     });
 }
 

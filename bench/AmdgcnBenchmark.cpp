@@ -1,0 +1,95 @@
+// AmdgcnBenchmark.cpp: kiln_amdgcn_bench, the CPU cost of AMDGCN kernels from lowered graphs.
+//
+// Codegen: a lowered KernelGraph (lowered once, outside the timing) to the kernel's assembly
+// text, descriptor, metadata note and manifest (lowering::emitAmdgcnKernel), per example and
+// target. Assembly: that text to a code object in memory, by the assembler runtime/Assembler.h
+// picks for the target (Comgr for gfx90a, LLVM 16 MC + lld for gfx942 and gfx1100), and by
+// LLVM MC for gfx90a too, so that the two can be compared.
+#include "kiln/graph/CommandJson.h"
+#include "kiln/graph/Translate.h"
+#include "kiln/lowering/AmdgcnCodegen.h"
+#include "kiln/rules/ArchFacts.h"
+#include "kiln/rules/Pipeline.h"
+#include "kiln/runtime/Assembler.h"
+
+#include <benchmark/benchmark.h>
+
+namespace {
+
+using namespace kiln;
+
+struct Example {
+    char const* name;
+    char const* command;
+    char const* pipeline;
+};
+
+Example const kExamples[] = {
+    {"axpy", "examples/axpy.json", "rules/elementwise.pipeline.json"},
+    {"fused_elementwise", "examples/fused-elementwise.json", "rules/elementwise.pipeline.json"},
+    {"row_sum", "examples/row-reduction.json", "rules/reduction.pipeline.json"},
+};
+
+KernelGraph lowered(Example const& e, std::string const& target) {
+    std::string const root = std::string(KILN_SOURCE_DIR) + "/";
+    KernelGraph graph = translate(loadCommand(root + e.command));
+    rules::lower(rules::loadPipeline(root + e.pipeline), graph, {.arch = rules::archFacts(target)});
+    return graph;
+}
+
+void codegen(benchmark::State& state, Example const& e, std::string const& target) {
+    KernelGraph const graph = lowered(e, target);
+    std::size_t bytes = 0;
+    for (auto _ : state) {
+        auto kernel = lowering::emitAmdgcnKernel(graph, {.target = target});
+        bytes = kernel.code.size();
+        benchmark::DoNotOptimize(kernel);
+    }
+    state.counters["assembly_bytes"] = static_cast<double>(bytes);
+}
+
+void assemble(benchmark::State& state, Example const& e, std::string const& target,
+              std::string const& assemblerName) {
+    std::string const text =
+        lowering::emitAmdgcnKernel(lowered(e, target), {.target = target}).code;
+    auto assembler = assemblerName.empty() ? runtime::assemblerFor(target)
+                                           : runtime::makeAssembler(assemblerName);
+    if (!assembler.ok()) {
+        state.SkipWithError(assembler.error().message().c_str());
+        return;
+    }
+    state.SetLabel((*assembler)->version());
+    std::size_t bytes = 0;
+    for (auto _ : state) {
+        auto code = (*assembler)->assemble(text, target);
+        if (!code.ok()) {
+            state.SkipWithError(code.error().message().c_str());
+            return;
+        }
+        bytes = code->size();
+        benchmark::DoNotOptimize(code);
+    }
+    state.counters["code_object_bytes"] = static_cast<double>(bytes);
+}
+
+int const kRegistered = [] {
+    for (Example const& e : kExamples) {
+        for (std::string target : {"gfx90a", "gfx942", "gfx1100"}) {
+            benchmark::RegisterBenchmark(
+                (std::string("AmdgcnCodegen/") + e.name + "/" + target).c_str(),
+                [e, target](benchmark::State& s) { codegen(s, e, target); })
+                ->Unit(benchmark::kMillisecond);
+            benchmark::RegisterBenchmark(
+                (std::string("AmdgcnAssemble/") + e.name + "/" + target).c_str(),
+                [e, target](benchmark::State& s) { assemble(s, e, target, ""); })
+                ->Unit(benchmark::kMillisecond);
+        }
+        benchmark::RegisterBenchmark(
+            (std::string("AmdgcnAssemble/") + e.name + "/gfx90a/llvm").c_str(),
+            [e](benchmark::State& s) { assemble(s, e, "gfx90a", "llvm"); })
+            ->Unit(benchmark::kMillisecond);
+    }
+    return 0;
+}();
+
+} // namespace

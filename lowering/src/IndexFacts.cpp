@@ -148,9 +148,9 @@ std::optional<std::int64_t> IndexFacts::difference(ExprPtr const& a, ExprPtr con
     Linear x, y;
     collect(collect, simplify(a), 1, x);
     collect(collect, simplify(b), 1, y);
-    for (auto const& [sign, term] : x.terms) {
+    for (auto const& term : x.terms) {
         auto it = std::find_if(y.terms.begin(), y.terms.end(), [&](auto const& t) {
-            return t.first == sign && equal(t.second, term);
+            return t.first == term.first && equal(t.second, term.second);
         });
         if (it == y.terms.end())
             return std::nullopt;

@@ -230,7 +230,10 @@ int main(int argc, char** argv) {
         {"MT128x128x8_TT8x8_B2",
          {{"MT_M", 128}, {"MT_N", 128}, {"MT_K", 8}, {"TT_M", 8}, {"TT_N", 8}, {"MIN_BLOCKS", 2}}},
     };
-    reg("cublas/sgemm/4096", [](benchmark::State& s) { cublasGemm(s, false, 4096); });
+    // sgemm at the sizes scripts/gpu-tune-gemm.sh tunes, for ratios measured in the same run.
+    for (std::int64_t n : {1024, 2048, 4096})
+        reg("cublas/sgemm/" + std::to_string(n),
+            [n](benchmark::State& s) { cublasGemm(s, false, n); });
     for (auto const& [name, schedule] : schedules)
         reg("kiln/gemm_f32/4096/" + name,
             [schedule](benchmark::State& s) { generated(s, "gemm.json", false, 4096, schedule); });

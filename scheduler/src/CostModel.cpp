@@ -152,11 +152,27 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     double const mtK = double(param(params, "MT_K", 16));
     double const stages = double(std::max<std::int64_t>(param(params, "STAGES", 1), 0));
     double const inBytes = sizeInBytes(p.inputType);
+    // A TT_M x TT_N register tile per workitem (Kiln's SIMT GEMM) fixes the workgroup size and
+    // means FMA code: no matrix instructions.
+    double const ttM = double(param(params, "TT_M", 0)), ttN = double(param(params, "TT_N", 0));
+    bool const registerTiles = ttM > 0 && ttN > 0;
     CostEstimate e;
     e.threads = static_cast<int>(
-        param(params, "WG_SIZE", std::int64_t(std::clamp(mtM * mtN / 32, mc.wave, 256.0))));
+        registerTiles
+            ? ceilDiv(mtM, ttM) * ceilDiv(mtN, ttN)
+            : param(params, "WG_SIZE", std::int64_t(std::clamp(mtM * mtN / 32, mc.wave, 256.0))));
     double const accumulators = std::ceil(mtM * mtN / e.threads);
-    e.registers = used.registers.value_or(static_cast<int>(accumulators + 32));
+    // Accumulators, the A and B values of one K step, and about 32 for addresses and indices.
+    double const wanted = accumulators + (registerTiles ? ttM + ttN : 0) + 32;
+    // MIN_BLOCKS (.minnctapersm) caps the registers so that that many blocks fit; the rest spill.
+    double const minBlocks = double(std::max<std::int64_t>(param(params, "MIN_BLOCKS", 0), 0));
+    double const cap = minBlocks > 0
+                           ? std::floor(factOr(a, "registers_per_multiprocessor", 65536) /
+                                        (minBlocks * ceilDiv(e.threads, mc.wave) * mc.wave) / 8) *
+                                 8
+                           : std::numeric_limits<double>::infinity();
+    double const spilled = used.registers ? 0 : std::max(0.0, wanted - cap);
+    e.registers = used.registers.value_or(static_cast<int>(std::min(wanted, cap)));
     e.sharedBytes = used.sharedBytes.value_or(
         static_cast<std::int64_t>(std::max(stages, 0.0) * (mtM * mtK + mtK * mtN) * inBytes));
     Occupancy const occ = occupancy(a, e.threads, e.registers, e.sharedBytes);
@@ -171,8 +187,8 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     e.waves = tiles / concurrent;
 
     // Compute: padded tiles at the matrix (or FP32) rate, per multiprocessor, with enough warps.
-    bool const matrix =
-        (p.inputType == DataType::F16 || p.inputType == DataType::BF16) && hasMatrixUnit(a);
+    bool const matrix = (p.inputType == DataType::F16 || p.inputType == DataType::BF16) &&
+                        hasMatrixUnit(a) && !registerTiles;
     double const peak = matrix ? factOr(a,
                                         p.inputType == DataType::BF16 ? "peak_bf16_matrix_gflops"
                                                                       : "peak_fp16_matrix_gflops",
@@ -184,7 +200,13 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
         std::min<double>(occ.blocks, tilesPerSm) * ceilDiv(e.threads, mc.wave);
     double const issue = std::min(1.0, activeWarps / mc.subPartitions);
     double const tileFlops = 2 * mtM * mtN * kPadded;
-    e.computeUs = tilesPerSm * tileFlops / (peak / mc.sms * issue) * 1e6;
+    // FMA code issues more than FMAs: per K step a workitem also reads its A and B values from
+    // shared memory (16 bytes per load), and reloads and stores what spilled.
+    double const fmaShare = registerTiles ? ttM * ttN /
+                                                (ttM * ttN + ceilDiv(ttM * inBytes, 16) +
+                                                 ceilDiv(ttN * inBytes, 16) + 2 * spilled)
+                                          : 1.0;
+    e.computeUs = tilesPerSm * tileFlops / (peak / mc.sms * issue * fmaShare) * 1e6;
 
     // Shared memory: each warp of a warpsM x warpsN grid reads its rows of A and columns of B.
     double const warps = ceilDiv(e.threads, mc.wave);

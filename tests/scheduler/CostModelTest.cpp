@@ -85,6 +85,34 @@ TEST(CostModel, OrderingsThatMustHold) {
               us("sm_90a", 128, 128, 16, 1));
 }
 
+TEST(CostModel, RegisterTilesMeanFmaCodeSizedByTheTile) {
+    Problem const p = gemm(4096);
+    auto const simt = [&](std::int64_t tt, std::int64_t minBlocks, std::int64_t mt = 128) {
+        return cost(p, "sm_90a",
+                    {{"MT_M", mt},
+                     {"MT_N", mt},
+                     {"MT_K", 8},
+                     {"TT_M", tt},
+                     {"TT_N", tt},
+                     {"MIN_BLOCKS", minBlocks}});
+    };
+    // 8x8 register tiles: 16x16 workitems; 64 accumulators + 16 operands + 32 = 112 registers.
+    CostEstimate const e = simt(8, 1);
+    EXPECT_EQ(e.threads, 256);
+    EXPECT_EQ(e.registers, 112);
+    // FMA code runs at the FP32 rate, not the tensor-core rate the same f16 problem would get.
+    EXPECT_GT(e.computeUs, p.flops() / 66900e9 * 1e6);
+    // Two resident blocks cap registers at 65536 / (2 * 256) = 128: no spill, and more
+    // blocks than one.
+    EXPECT_EQ(simt(8, 2).registers, 112);
+    // Four cap them at 64: 48 spill, and the reloads cost more than the second pair of blocks.
+    EXPECT_EQ(simt(8, 4).registers, 64);
+    EXPECT_GT(simt(8, 4).microseconds, simt(8, 2).microseconds);
+    // 2x2 tiles issue a shared load per two FMAs, 4x4 tiles one per eight.
+    EXPECT_EQ(simt(2, 1, 64).threads, 1024);
+    EXPECT_GT(simt(2, 1, 64).computeUs, 1.25 * simt(4, 1, 64).computeUs);
+}
+
 TEST(CostModel, StreamsAreBoundByBandwidth) {
     Command const c = loadCommand(std::string(KILN_SOURCE_DIR) + "/examples/axpy.json");
     Problem const p = problemOf(c, {{"N", double(1 << 26)}});

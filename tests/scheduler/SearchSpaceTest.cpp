@@ -134,5 +134,6 @@ TEST(SearchSpace, AParameterThePipelineDoesNotReadIsAnError) {
     rules::Pipeline const pipeline = rules::loadPipeline(kSource + "/rules/gemm.pipeline.json");
     EXPECT_EQ(errorOf([&] { checkAgainstPipeline(s, pipeline); }),
               "test.space.json:2:9: error: 'MT_Q' is not a parameter of pipeline 'gemm' (did you "
-              "mean 'MT_K'?); it reads MT_K, MT_M, MT_N, STAGES, TT_M, TT_N [at /parameters/MT_Q]");
+              "mean 'MT_K'?); it reads MIN_BLOCKS, MT_K, MT_M, MT_N, STAGES, TT_M, TT_N [at "
+              "/parameters/MT_Q]");
 }

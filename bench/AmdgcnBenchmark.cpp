@@ -28,6 +28,9 @@ Example const kExamples[] = {
     {"axpy", "examples/axpy.json", "rules/elementwise.pipeline.json"},
     {"fused_elementwise", "examples/fused-elementwise.json", "rules/elementwise.pipeline.json"},
     {"row_sum", "examples/row-reduction.json", "rules/reduction.pipeline.json"},
+    // The default GEMM schedule: 64 x 64 x 16 macro tiles staged through LDS, 4 x 4 register
+    // tiles (the "default GEMM kernel").
+    {"gemm", "examples/gemm.json", "rules/gemm.pipeline.json"},
 };
 
 KernelGraph lowered(Example const& e, std::string const& target) {

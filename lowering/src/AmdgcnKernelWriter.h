@@ -1,6 +1,7 @@
 // AmdgcnKernelWriter.h (internal): the AMDGCN code generator's state, shared by the files that
-// write each part: AmdgcnCodegen.cpp (kernel frame, control flow, element-wise and reduction
-// operations) and AmdgcnMemory.cpp (global loads and stores, exec masks, values read in place).
+// write each part: AmdgcnCodegen.cpp (kernel frame, element-wise and reduction operations),
+// AmdgcnMemory.cpp (global loads and stores, exec masks, values read in place) and
+// AmdgcnWorkgroup.cpp (loops, LDS staging, Multiply).
 #pragma once
 
 #include "kiln/amdgcn/AssemblyKernel.h"
@@ -39,7 +40,7 @@ public:
 private:
     // ---- Frame and control (AmdgcnCodegen.cpp) --------------------------------------------
     static EmittedKernel describe(KernelGraph const& graph, CodegenOptions const& options,
-                                  LaunchShape const& shape);
+                                  LaunchShape const& shape, SharedLayout const& shared);
     static gcn::KernelSpec specOf(KernelGraph const& graph, EmittedKernel const& kernel,
                                   LaunchShape const& shape);
     void prologue();
@@ -47,12 +48,29 @@ private:
     void operation(Id op);
     void assign(Id op, Operation const& o);
     void reduce(Id op, Operation const& o);
+    // Element `c` of `held` becomes `value`; a value assigned again keeps its registers.
+    void setHeld(GcnHeld& held, std::size_t c, gcn::Value const& value);
 
     std::map<Id, ExprPtr> known() const;
     GcnHeld& hold(Id d);
     gcn::Leaves leaves(GcnHeld const* current = nullptr, std::size_t element = 0);
     // `src` copied into the registers of `dst` (same size), dword by dword.
     void copy(gcn::Value const& dst, gcn::Value const& src);
+
+    // ---- Workgroups (AmdgcnWorkgroup.cpp) ------------------------------------------------
+    using LdsBases = std::vector<std::pair<ExprPtr, gcn::Value>>;
+    bool inRegisters(Id d) const;
+    void list(std::vector<Id> const& sequence);
+    bool uniform(ExprPtr const& e) const;
+    void drain();
+    void loop(Id op, Operation const& o);
+    std::pair<gcn::Value, int> ldsAddress(Id shared, ExprPtr const& index, LdsBases& bases);
+    std::vector<gcn::Value> readShared(Id shared, std::vector<std::map<Id, ExprPtr>> const& at,
+                                       LdsBases& bases);
+    void storeShared(Id op);
+    void loadShared(Id op);
+    Id accumulator(Id op, Id next);
+    void multiply(Id op, Operation const& o, Id into = 0);
 
     // ---- Memory (AmdgcnMemory.cpp) ------------------------------------------------------
     void load(Id op);
@@ -63,6 +81,8 @@ private:
                            std::vector<ExprPtr> const& where);
     gcn::Value unpack(gcn::Value const& raw, std::size_t k, DataType stored);
     gcn::Value pack(std::vector<gcn::Value> const& data, DataType stored);
+    // The bits of one element as memory stores them (16-bit floats narrowed from f32).
+    gcn::Value narrow(gcn::Value const& value, DataType stored);
     DataType tensorType(Id user) const;
     // The 64-bit VGPR address of element `offset` of tensor `user`.
     gcn::Value address(gcn::ExpressionGenerator& gen, Id user, ExprPtr const& offset,
@@ -81,6 +101,7 @@ private:
     CodegenOptions const& options_;
     IndexFacts facts_;
     LaunchShape shape_;
+    SharedLayout shared_;
     EmittedKernel kernel_;
     gcn::Context context_;
     gcn::KernelSpec spec_;
@@ -95,6 +116,7 @@ private:
     std::map<Id, GcnHeld> held_;
     std::map<Id, Id> views_; ///< values read in place -> the load that reads them
     Id currentId_ = 0;
+    int loopDepth_ = 0;
 };
 
 } // namespace detail

@@ -29,7 +29,7 @@ void AmdgcnKernelWriter::load(Id op) {
              dest = graph_.mapping.get(op, role::dest);
     if (graph_.coordinates.node(memory).kind != DimensionKind::User)
         throw UserError("a load from a dimension that is not a tensor is not written yet");
-    if (!holdable(graph_, dest)) {
+    if (!inRegisters(dest)) {
         views_[dest] = op; // read in place, element by element, where it is used
         return;
     }
@@ -136,8 +136,6 @@ void AmdgcnKernelWriter::move(Id value, GcnHeld& held, Id memory, bool isLoad) {
     auto consecutive = [&](std::size_t start, std::size_t width) {
         if (start % width != 0 || start + width > count)
             return false;
-        if (facts_.powerOfTwoDivisor(offsets[start]) < static_cast<std::int64_t>(width))
-            return false;
         for (std::size_t k = 1; k < width; ++k) {
             auto d = IndexFacts::difference(offsets[start + k], offsets[start]);
             if (!d || *d != static_cast<std::int64_t>(k))
@@ -164,6 +162,11 @@ void AmdgcnKernelWriter::move(Id value, GcnHeld& held, Id memory, bool isLoad) {
             masks[k] = mask(gen, conditions[start + k]);
             addUnique(all, conditions[start + k]);
         }
+        // Alignment the facts do not prove (a row length known at launch) is checked per lane:
+        // a misaligned lane takes the scalar path.
+        if (width > 1 &&
+            facts_.powerOfTwoDivisor(offsets[start]) < static_cast<std::int64_t>(width))
+            all.push_back(binary(BinaryOp::Equal, offsets[start] % literal(width), literal(0)));
         std::optional<gcn::Value> const every = width > 1 ? mask(gen, all) : masks[0];
         std::vector<gcn::Value> data(width);
         if (!isLoad)
@@ -196,7 +199,7 @@ void AmdgcnKernelWriter::move(Id value, GcnHeld& held, Id memory, bool isLoad) {
                     setExec(*saved);
                     v = gen.select(*every, v, zero, stored);
                 }
-                held.registers[start] = b_.toVector(gen.convert(v, stored, held.type), held.type);
+                setHeld(held, start, gen.convert(v, stored, held.type));
             } else {
                 memory_.storeGlobalValue(at, std::nullopt, data[0], stored);
                 if (saved)
@@ -204,6 +207,7 @@ void AmdgcnKernelWriter::move(Id value, GcnHeld& held, Id memory, bool isLoad) {
             }
             ++start;
             flush();
+            memo_.clear();
             continue;
         }
         int const total = static_cast<int>(width) * bytes;
@@ -227,8 +231,7 @@ void AmdgcnKernelWriter::move(Id value, GcnHeld& held, Id memory, bool isLoad) {
                         masks[k] ? gen.select(*masks[k], scalar[k], zero, stored) : scalar[k];
                     v = gen.select(*every, v, other, stored);
                 }
-                held.registers[start + k] =
-                    b_.toVector(gen.convert(v, stored, held.type), held.type);
+                setHeld(held, start + k, gen.convert(v, stored, held.type));
                 flush();
             }
         } else {
@@ -247,6 +250,9 @@ void AmdgcnKernelWriter::move(Id value, GcnHeld& held, Id memory, bool isLoad) {
         }
         start += width;
         flush();
+        // What this access computed stays in registers while the memo names it: a tile's
+        // accesses recompute their shared parts rather than hold every address and mask.
+        memo_.clear();
     }
 }
 
@@ -307,6 +313,18 @@ gcn::Value AmdgcnKernelWriter::pack(std::vector<gcn::Value> const& data, DataTyp
             b_.op("v_or_b32", {out.sub(j)}, {a, c});
         }
     }
+    return out;
+}
+
+gcn::Value AmdgcnKernelWriter::narrow(gcn::Value const& value, DataType stored) {
+    if (stored != DataType::F16 && stored != DataType::BF16)
+        return value;
+    gcn::Value const v = b_.toVector(value, DataType::F32);
+    gcn::Value out = b_.newVector(DataType::I32, "a narrowed element");
+    if (stored == DataType::F16)
+        b_.op("v_cvt_f16_f32", {out}, {v});
+    else // already rounded to bf16: its low 16 bits are zero
+        b_.op("v_lshrrev_b32", {out}, {gcn::Value::literal(16), v});
     return out;
 }
 

@@ -2,6 +2,7 @@
 #include "kiln/lowering/HeldElements.h"
 
 #include "kiln/graph/Distribution.h"
+#include "kiln/graph/ExpressionText.h"
 #include "kiln/graph/Simplify.h"
 
 #include <fmt/format.h>
@@ -13,6 +14,15 @@ std::vector<Id> flattenAxes(KernelGraph const& graph, Id d) {
         if (graph.coordinates.edge(e).kind == CoordinateEdgeKind::Flatten)
             return graph.coordinates.tails(e);
     return {d};
+}
+
+std::int64_t constantSize(KernelGraph const& graph, Id d, std::string_view what) {
+    auto const& size = graph.coordinates.node(d).size;
+    auto const n = size ? literalInt(simplify(size)) : std::nullopt;
+    if (!n)
+        throw UserError(fmt::format("{} #{} needs a constant size for code generation, not {}",
+                                    what, d, size ? toString(size) : std::string("none")));
+    return *n;
 }
 
 bool holdable(KernelGraph const& graph, Id d) {

@@ -127,38 +127,54 @@ std::int64_t IndexFacts::powerOfTwoDivisor(ExprPtr const& e) const {
 }
 
 std::optional<std::int64_t> IndexFacts::difference(ExprPtr const& a, ExprPtr const& b) {
-    // e as a sum of signed terms and a constant.
+    // a - b as a sum of terms with integer coefficients and a constant; sums and differences
+    // are opened, and so are products with a constant ((k + 1) * 64 is k * 64 + 64).
     struct Linear {
-        std::vector<std::pair<int, ExprPtr>> terms;
+        std::vector<std::pair<std::int64_t, ExprPtr>> terms;
         std::int64_t constant = 0;
     };
-    auto collect = [](auto const& self, ExprPtr const& e, int sign, Linear& into) -> void {
-        if (auto n = literalInt(e)) {
-            into.constant += sign * *n;
+    auto collect = [](auto const& self, ExprPtr const& e, std::int64_t scale,
+                      Linear& into) -> void {
+        std::int64_t product = 0;
+        if (auto n = literalInt(e); n && !__builtin_mul_overflow(scale, *n, &product) &&
+                                    !__builtin_add_overflow(into.constant, product, &product)) {
+            into.constant = product;
             return;
         }
-        if (auto const* s = std::get_if<expr::Binary>(e.get());
-            s && (s->op == BinaryOp::Add || s->op == BinaryOp::Subtract)) {
-            self(self, s->lhs, sign, into);
-            self(self, s->rhs, s->op == BinaryOp::Add ? sign : -sign, into);
-            return;
+        if (auto const* s = std::get_if<expr::Binary>(e.get())) {
+            if (s->op == BinaryOp::Add || s->op == BinaryOp::Subtract) {
+                self(self, s->lhs, scale, into);
+                self(self, s->rhs, s->op == BinaryOp::Add ? scale : -scale, into);
+                return;
+            }
+            std::int64_t scaled = 0;
+            if (s->op == BinaryOp::Multiply) {
+                if (auto n = literalInt(s->rhs); n && !__builtin_mul_overflow(scale, *n, &scaled)) {
+                    self(self, s->lhs, scaled, into);
+                    return;
+                }
+                if (auto n = literalInt(s->lhs); n && !__builtin_mul_overflow(scale, *n, &scaled)) {
+                    self(self, s->rhs, scaled, into);
+                    return;
+                }
+            }
         }
-        into.terms.emplace_back(sign, e);
+        for (auto& term : into.terms) {
+            std::int64_t sum = 0;
+            if (equal(term.second, e) && !__builtin_add_overflow(term.first, scale, &sum)) {
+                term.first = sum;
+                return;
+            }
+        }
+        into.terms.emplace_back(scale, e);
     };
-    Linear x, y;
+    Linear x;
     collect(collect, simplify(a), 1, x);
-    collect(collect, simplify(b), 1, y);
-    for (auto const& term : x.terms) {
-        auto it = std::find_if(y.terms.begin(), y.terms.end(), [&](auto const& t) {
-            return t.first == term.first && equal(t.second, term.second);
-        });
-        if (it == y.terms.end())
+    collect(collect, simplify(b), -1, x);
+    for (auto const& term : x.terms)
+        if (term.first != 0)
             return std::nullopt;
-        y.terms.erase(it);
-    }
-    if (!y.terms.empty())
-        return std::nullopt;
-    return x.constant - y.constant;
+    return x.constant;
 }
 
 std::vector<ExprPtr> IndexFacts::strongest(std::vector<ExprPtr> const& conditions) {

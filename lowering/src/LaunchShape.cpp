@@ -1,7 +1,9 @@
+// Launch shapes and shared-memory layouts of lowered KernelGraphs.
 #include "kiln/lowering/LaunchShape.h"
 
 #include "kiln/graph/ExpressionText.h"
 #include "kiln/graph/Simplify.h"
+#include "kiln/lowering/HeldElements.h"
 
 #include <fmt/format.h>
 
@@ -39,6 +41,32 @@ LaunchShape launchShape(KernelGraph const& graph) {
         shape.block[axis] = *n;
     }
     return shape;
+}
+
+ExprPtr linearWorkitem(LaunchShape const& shape) {
+    ExprPtr linear = literal(0);
+    std::int64_t stride = 1;
+    for (std::size_t a = 0; a < 3; ++a) {
+        if (shape.workitems[a])
+            linear = linear + index(*shape.workitems[a]) * literal(stride);
+        stride *= shape.block[a];
+    }
+    return simplify(linear);
+}
+
+SharedLayout sharedLayout(KernelGraph const& graph) {
+    SharedLayout layout;
+    for (Id d : graph.coordinates.nodes()) {
+        auto const& dim = graph.coordinates.node(d);
+        if (dim.kind != DimensionKind::Shared)
+            continue;
+        std::int64_t const n = constantSize(graph, d, "Shared");
+        layout.bytes = (layout.bytes + 15) / 16 * 16;
+        layout.offsets[d] = layout.bytes;
+        layout.bytes += static_cast<std::size_t>(n) *
+                        static_cast<std::size_t>(sizeInBytes(dim.dtype.value_or(DataType::F32)));
+    }
+    return layout;
 }
 
 } // namespace kiln::lowering

@@ -4,11 +4,13 @@
 // PtxWorkgroup.cpp (what a workgroup does together: shared-memory staging and Multiply).
 #pragma once
 
+#include "OperationOrder.h"
 #include "kiln/graph/Distribution.h"
 #include "kiln/graph/ExpressionText.h"
 #include "kiln/graph/Simplify.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/lowering/Codegen.h"
+#include "kiln/lowering/HeldElements.h"
 #include "kiln/lowering/IndexExpressions.h"
 #include "kiln/lowering/LaunchShape.h"
 #include "kiln/lowering/PtxWriter.h"
@@ -146,7 +148,7 @@ private:
     // ---- Control flow ---------------------------------------------------------------------
 
     void list(std::vector<Id> const& sequence) {
-        auto const ops = sinkLoads(sequence);
+        auto const ops = sinkLoads(graph_, sequence, [this](Id d) { return holdable(d); });
         for (std::size_t i = 0; i < ops.size(); ++i) {
             // A product that is added to an accumulator right away goes straight into it: the
             // adds fuse into the fmas, and the product needs no registers of its own.
@@ -200,63 +202,6 @@ private:
                 throw;
             throw UserError(fmt::format("operation #{} ({}): {}", op, name(o.kind), e.message()));
         }
-    }
-
-    // Whether `op`, or an operation nested in it, reads value `d`.
-    bool reads(Id op, Id d) const {
-        auto const& o = graph_.control.node(op);
-        for (auto r : {role::source, role::lhs, role::rhs})
-            if (auto const m = graph_.mapping.find(op, r); m && *m == d)
-                return true;
-        if (auto const dest = graph_.mapping.find(op, role::dest))
-            for (Id e : graph_.coordinates.outgoing(d))
-                if (graph_.coordinates.edge(e).kind == CoordinateEdgeKind::DataFlow &&
-                    graph_.coordinates.heads(e) == std::vector<Id>{*dest} &&
-                    o.kind == OperationKind::Assign)
-                    return true;
-        for (auto kind : {ControlEdgeKind::Body, ControlEdgeKind::Else, ControlEdgeKind::Initialize,
-                          ControlEdgeKind::ForLoopIncrement})
-            for (Id inner : graph_.successors(op, kind))
-                if (reads(inner, d))
-                    return true;
-        return false;
-    }
-
-    // Whether `op`, or an operation nested in it, stores to tensor `memory`.
-    bool writes(Id op, Id memory) const {
-        auto const kind = graph_.control.node(op).kind;
-        if ((kind == OperationKind::StoreTiled || kind == OperationKind::StoreLinear) &&
-            graph_.mapping.get(op, role::dest) == memory)
-            return true;
-        for (auto edge : {ControlEdgeKind::Body, ControlEdgeKind::Else})
-            for (Id inner : graph_.successors(op, edge))
-                if (writes(inner, memory))
-                    return true;
-        return false;
-    }
-
-    // `ops` with each load into registers moved down to just before its first reader (and never
-    // past a store to its tensor), so that its registers are not live across what comes between:
-    // an epilogue's C across the K loop.
-    std::vector<Id> sinkLoads(std::vector<Id> ops) const {
-        for (std::size_t i = ops.size(); i-- > 0;) {
-            auto const kind = graph_.control.node(ops[i]).kind;
-            if (kind != OperationKind::LoadTiled && kind != OperationKind::LoadLinear)
-                continue;
-            Id const dest = graph_.mapping.get(ops[i], role::dest),
-                     memory = graph_.mapping.get(ops[i], role::source);
-            if (!holdable(dest))
-                continue;
-            std::size_t j = i + 1;
-            while (j < ops.size() && !reads(ops[j], dest) && !writes(ops[j], memory))
-                ++j;
-            if (j == ops.size() || j == i + 1)
-                continue;
-            Id const load = ops[i];
-            ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(i));
-            ops.insert(ops.begin() + static_cast<std::ptrdiff_t>(j - 1), load);
-        }
-        return ops;
     }
 
     void loop(Id op, Operation const& o) {
@@ -499,7 +444,6 @@ private:
 
     // Workgroup operations (PtxWorkgroup.cpp).
     void layOutShared();
-    ExprPtr linearWorkitem() const;
     void storeShared(Id op);
     void loadShared(Id op);
     void multiply(Id op, Operation const& o, Id into = 0);

@@ -13,47 +13,15 @@
 
 namespace kiln::lowering::detail {
 
-namespace {
-
-std::int64_t constantSize(KernelGraph const& graph, Id d, std::string_view what) {
-    auto const& size = graph.coordinates.node(d).size;
-    auto const n = size ? literalInt(simplify(size)) : std::nullopt;
-    if (!n)
-        throw UserError(fmt::format("{} #{} needs a constant size for code generation, not {}",
-                                    what, d, size ? toString(size) : std::string("none")));
-    return *n;
-}
-
-} // namespace
-
 // Every Shared dimension gets a 16-byte aligned place in one kiln_shared array.
 void PtxCodegen::layOutShared() {
-    for (Id d : graph_.coordinates.nodes()) {
-        auto const& dim = graph_.coordinates.node(d);
-        if (dim.kind != DimensionKind::Shared)
-            continue;
-        std::int64_t const n = constantSize(graph_, d, "Shared");
-        sharedBytes_ = (sharedBytes_ + 15) / 16 * 16;
-        sharedOffsets_[d] = sharedBytes_;
-        sharedBytes_ += static_cast<std::size_t>(n) *
-                        static_cast<std::size_t>(sizeInBytes(dim.dtype.value_or(DataType::F32)));
-    }
+    SharedLayout const layout = sharedLayout(graph_);
+    sharedOffsets_ = layout.offsets;
+    sharedBytes_ = layout.bytes;
     if (sharedBytes_ == 0)
         return;
     sharedBase_ = writer_.newRegister(PtxType::B32);
     writer_.instruction(fmt::format("mov.u32 {}, kiln_shared", sharedBase_));
-}
-
-// The workitem's number inside its workgroup, x fastest.
-ExprPtr PtxCodegen::linearWorkitem() const {
-    ExprPtr linear = literal(0);
-    std::int64_t stride = 1;
-    for (int a = 0; a < 3; ++a) {
-        if (shape_.workitems[a])
-            linear = linear + kiln::index(*shape_.workitems[a]) * literal(stride);
-        stride *= shape_.block[a];
-    }
-    return simplify(linear);
 }
 
 std::string PtxCodegen::sharedAddress(Id shared, ExprPtr const& index, SharedBases& bases) {
@@ -154,7 +122,7 @@ void PtxCodegen::storeShared(Id op) {
     while (width > 1 && (sizes.empty() || sizes.back() % width != 0))
         width /= 2;
     std::int64_t const workitems = shape_.workgroupSize(), step = workitems * width;
-    ExprPtr const first = simplify(linearWorkitem() * literal(width));
+    ExprPtr const first = simplify(linearWorkitem(shape_) * literal(width));
     PtxBindings const b = bindings();
     SharedBases bases;
     for (std::int64_t base = 0; base < count; base += step) {
@@ -251,30 +219,13 @@ void PtxCodegen::loadShared(Id op) {
     views_[dest] = op; // read from shared memory where it is used
 }
 
-// X when `op` is a Multiply into D and `next` is `X = X + D` (either order), X is held with the
-// same layout as D would be, and nothing else reads D; else 0.
+// The accumulator a Multiply fuses into (OperationOrder.h), when it is held with the layout
+// the product would have; else 0.
 Id PtxCodegen::accumulator(Id op, Id next) {
-    auto const& mul = graph_.control.node(op);
-    auto const& add = graph_.control.node(next);
-    if (mul.kind != OperationKind::Multiply || add.kind != OperationKind::Assign || !add.expression)
+    Id const sum = fusableAccumulator(graph_, op, next);
+    if (!sum)
         return 0;
-    Id const product = graph_.mapping.get(op, role::dest),
-             sum = graph_.mapping.get(next, role::dest);
-    auto const* b = std::get_if<expr::Binary>(add.expression.get());
-    if (!b || b->op != BinaryOp::Add)
-        return 0;
-    auto const* l = std::get_if<expr::DataValue>(b->lhs.get());
-    auto const* r = std::get_if<expr::DataValue>(b->rhs.get());
-    if (!l || !r || sum == product ||
-        !((l->dimension == sum && r->dimension == product) ||
-          (l->dimension == product && r->dimension == sum)))
-        return 0;
-    for (Id e : graph_.coordinates.outgoing(product)) {
-        auto const& edge = graph_.coordinates.edge(e);
-        if (edge.kind == CoordinateEdgeKind::DataFlow &&
-            graph_.coordinates.heads(e) != std::vector<Id>{sum})
-            return 0;
-    }
+    Id const product = graph_.mapping.get(op, role::dest);
     auto const it = held_.find(sum);
     if (it == held_.end() || !holdable(product))
         return 0;

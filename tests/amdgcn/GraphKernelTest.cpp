@@ -1,5 +1,6 @@
-// GraphKernelTest.cpp: AMDGCN kernels generated from lowered KernelGraphs (element-wise chains
-// and row reductions) for gfx90a, gfx942 and gfx1100: each assembles into a code object that
+// GraphKernelTest.cpp: AMDGCN kernels generated from lowered KernelGraphs (element-wise chains,
+// row reductions and SIMT GEMMs staged through LDS) for gfx90a, gfx942 and gfx1100: each
+// assembles into a code object that
 // disassembles back to the same instructions, whose metadata note matches the manifest and
 // whose register counts fit the target; one small kernel against a golden file.
 //     KILN_UPDATE_GOLDEN=1 ctest --test-dir build -R AmdgcnGraphGolden   (then review the diff)
@@ -37,6 +38,23 @@ std::vector<Case> const kCases = {
      "reduction.pipeline.json",
      {},
      {"v_add_f64", "s_cbranch_scc1"}},
+    // f32 GEMM (B transposed, alpha and beta): 64 x 64 macro tiles, K in steps of 16, 4 x 4
+    // register tiles; the K slices of A and B staged through LDS.
+    {"gemm",
+     "gemm.json",
+     "gemm.pipeline.json",
+     {},
+     {"global_load_dwordx4", "ds_write_b32", "ds_read_b128", "v_fma_f32", "s_barrier",
+      "s_cbranch_scc1"}},
+    {"gemm_128x128_tt8",
+     "gemm.json",
+     "gemm.pipeline.json",
+     {{"MT_M", 128}, {"MT_N", 128}, {"MT_K", 8}, {"TT_M", 8}, {"TT_N", 8}},
+     {"ds_read_b128", "v_fma_f32"}},
+    // f16 inputs widened to f32 between LDS and the fmas.
+    {"gemm_f16", "gemm-f16.json", "gemm.pipeline.json", {}, {"v_cvt_f32_f16", "v_fma_f32"}},
+    // Not staged: each workitem reads its operands from global memory, masked at the edges.
+    {"gemm_unstaged", "gemm.json", "gemm.pipeline.json", {{"STAGES", 0}}, {"v_fma_f32"}},
 };
 
 void PrintTo(Case const& c, std::ostream* os) {
@@ -178,13 +196,48 @@ TEST(AmdgcnGraphKernel, ManifestIsThePtxBackendsFormat) {
     EXPECT_EQ(ptx.graphHash, kernel.graphHash);
 }
 
+std::size_t occurrences(std::string const& text, std::string const& what) {
+    std::size_t n = 0;
+    for (std::size_t at = 0; (at = text.find(what, at)) != std::string::npos; ++at)
+        ++n;
+    return n;
+}
+
+TEST(AmdgcnGraphKernel, GemmStagesThroughLdsAndAccumulatesInRegisters) {
+    lowering::EmittedKernel const kernel = emit(kCases[5], "gfx942");
+    EXPECT_EQ(kernel.block[0], 16);
+    EXPECT_EQ(kernel.block[1], 16);
+    EXPECT_EQ(kernel.sharedBytes, 2u * 64 * 16 * 4); // one K slice of A and one of B
+    EXPECT_NE(kernel.code.find(".amdhsa_group_segment_fixed_size 8192"), std::string::npos);
+    // Every product goes straight into its accumulator: MT_K x TT_M x TT_N fmas.
+    EXPECT_EQ(occurrences(kernel.code, "v_fma_f32"), 16u * 4 * 4);
+    // Four rows (or columns) at one K are one 16-byte read of the K-major LDS tile.
+    EXPECT_EQ(occurrences(kernel.code, "ds_read_b128"), 16u * 2);
+    // A and B: four elements consecutive in the tensor per workitem, one 16-byte load each
+    // (where they are aligned, which the row length decides at launch), written K-major: four
+    // LDS writes each. C, after the loop: one 16-byte load per row of the register tile.
+    EXPECT_EQ(occurrences(kernel.code, "global_load_dwordx4"), 2u + 4);
+    EXPECT_EQ(occurrences(kernel.code, "ds_write_b32"), 2u * 4);
+    // A and B are each staged and met at a barrier; one more ends the iteration before the next
+    // one overwrites the tiles.
+    EXPECT_EQ(occurrences(kernel.code, "s_barrier"), 3u);
+    // One loop, entered and left with nothing outstanding.
+    EXPECT_EQ(occurrences(kernel.code, "s_cbranch_scc1"), 1u);
+    EXPECT_EQ(occurrences(kernel.code, "s_waitcnt vmcnt(0) expcnt(0) lgkmcnt(0)") >= 2, true);
+}
+
 TEST(AmdgcnGraphKernel, RefusesWhatItCannotWrite) {
-    KernelGraph const graph = test::lowered("gemm.json", "gemm.pipeline.json");
+    // TT_M = 3 does not divide MT_M, so gemm-thread-tiles leaves the macro tiles whole: each
+    // workgroup would be one workitem holding 64 x 64 accumulators.
+    KernelGraph const graph = test::lowered("gemm.json", "gemm.pipeline.json", {{"TT_M", 3}});
     try {
         (void)lowering::emitAmdgcnKernel(graph, {.target = "gfx942"});
-        FAIL() << "a GEMM graph was emitted";
+        FAIL() << "a GEMM graph without register tiles was emitted";
     } catch (UserError const& e) {
-        EXPECT_NE(std::string(e.what()).find("operation #"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("would need 4096 registers per workitem; tile it "
+                                             "further"),
+                  std::string::npos)
+            << e.what();
     }
     EXPECT_THROW((void)lowering::emitAmdgcnKernel(graph, {.target = "sm_90a"}), UserError);
     EXPECT_TRUE(lowering::isAmdgcnTarget("gfx1100"));

@@ -32,9 +32,9 @@ kiln_axpy:
   v_add_u32 v9, v12, v11
   v_mul_lo_u32 v8, v4, 4
   s_waitcnt lgkmcnt(0)
-  v_mov_b32 v13, s4
+  v_mov_b32 v13, s6
   v_add_co_u32 v14, s[22:23], v13, v8
-  v_mov_b32 v16, s5
+  v_mov_b32 v16, s7
   s_nop 0
   v_addc_co_u32 v15, s[22:23], v16, v9, s[22:23]
   v_cmp_lt_i64_e64 s[12:13], v[4:5], s[8:9]
@@ -61,9 +61,9 @@ kiln_axpy:
   v_add_u32 v13, v10, v11
   v_add_u32 v9, v13, v12
   v_mul_lo_u32 v8, v4, 4
-  v_mov_b32 v16, s6
+  v_mov_b32 v16, s4
   v_add_co_u32 v14, s[22:23], v16, v8
-  v_mov_b32 v17, s7
+  v_mov_b32 v17, s5
   s_nop 0
   v_addc_co_u32 v15, s[22:23], v17, v9, s[22:23]
   v_cmp_lt_i64_e64 s[12:13], v[4:5], s[8:9]
@@ -72,8 +72,8 @@ kiln_axpy:
   s_mov_b64 exec, s[16:17]
   s_waitcnt vmcnt(0)
   v_cndmask_b32_e64 v7, 0, v1, s[12:13]
-  v_mul_f32 v1, s3, v6
-  v_add_f32 v4, v1, v7
+  v_mul_f32 v1, s3, v7
+  v_add_f32 v4, v1, v6
   s_mov_b64 s[12:13], 0x100
   s_mul_hi_u32 s16, s10, s12
   s_mul_i32 s17, s10, s13

@@ -10,12 +10,17 @@
 #include "kiln/lowering/IndexExpressions.h"
 
 #include <map>
+#include <string_view>
 #include <vector>
 
 namespace kiln::lowering {
 
 /// The axes data dimension `d` is the Flatten of (`d` itself when it is not one).
 std::vector<Id> flattenAxes(KernelGraph const& graph, Id d);
+
+/// The size of `d`, which code generation needs as a constant; a UserError naming `what`
+/// otherwise.
+std::int64_t constantSize(KernelGraph const& graph, Id d, std::string_view what);
 
 /// Whether a workitem can hold `d` in registers: distributed over the grid, with local indices
 /// of constant size.

@@ -4,13 +4,15 @@
 // `axis` (0 = x). Workgroup sizes are launch-time expressions over the Command's sizes (the
 // manifest records them as the grid formula); workitem sizes must be constants, since the code
 // is generated for one workgroup size. A graph without Workgroup/Workitem dimensions runs as
-// one workgroup of one workitem.
+// one workgroup of one workitem. A workgroup's shared memory holds every Shared dimension, each
+// at a 16-byte aligned offset.
 #pragma once
 
 #include "kiln/graph/KernelGraph.h"
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 
 namespace kiln::lowering {
@@ -28,5 +30,18 @@ struct LaunchShape {
 /// The launch shape of `graph`; a UserError for a workitem size that is not a constant, two
 /// dimensions on one axis, or an axis beyond z.
 LaunchShape launchShape(KernelGraph const& graph);
+
+/// The workitem's number inside its workgroup, x fastest.
+ExprPtr linearWorkitem(LaunchShape const& shape);
+
+/// Where each Shared dimension lies in the workgroup's shared memory (LDS on AMD targets).
+struct SharedLayout {
+    std::map<Id, std::size_t> offsets; ///< Shared dimension -> byte offset, 16-byte aligned
+    std::size_t bytes = 0;             ///< the whole workgroup's
+};
+
+/// Every Shared dimension of `graph` laid out in id order; a UserError for one without a
+/// constant size.
+SharedLayout sharedLayout(KernelGraph const& graph);
 
 } // namespace kiln::lowering

@@ -1,0 +1,396 @@
+// What the workitems of a workgroup do together on AMD targets: loop, stage a tile through LDS,
+// and multiply staged tiles. The same plan as the PTX backend's (PtxWorkgroup.cpp), in the AMD
+// code generator's terms:
+//
+// - A ForLoop's counter is uniform: it lives in an SGPR pair, and the loop tests it with one
+//   v_cmp over the active lanes, s_cmp and s_cbranch. The observers see the program in order, so
+//   every counter is drained and five wait states pass before the loop starts and before the
+//   branch back: no wait or hazard then spans the back edge.
+// - A StoreShared of a workgroup's tile deals its elements out to the workitems in runs of 16
+//   bytes; each run is loaded as a held value would be (AmdgcnMemory.cpp: vector accesses,
+//   lane masks, zeros outside the tensor) and written to LDS, the lanes without elements
+//   masked off.
+// - A LoadShared is a view; a Multiply into a register tile runs the contraction fully
+//   unrolled, reading each workitem's rows of A and columns of B from LDS (consecutive elements
+//   in one ds_read, addresses a constant apart as the same register plus an offset) and issuing
+//   one v_fma_f32 per accumulator.
+#include "AmdgcnKernelWriter.h"
+#include "OperationOrder.h"
+#include "kiln/graph/Distribution.h"
+#include "kiln/graph/Simplify.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace kiln::lowering::detail {
+
+bool AmdgcnKernelWriter::inRegisters(Id d) const {
+    // A tile that belongs to a whole workgroup is shared by its workitems, not copied into
+    // each one's registers.
+    if (shape_.workgroupSize() > 1 && !distributionOf(graph_, d).overWorkitems)
+        return false;
+    return holdable(graph_, d);
+}
+
+void AmdgcnKernelWriter::list(std::vector<Id> const& sequence) {
+    auto const ops = sinkLoads(graph_, sequence, [this](Id d) { return inRegisters(d); });
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        if (i + 1 < ops.size()) {
+            if (Id const into = accumulator(ops[i], ops[i + 1])) {
+                multiply(ops[i], graph_.control.node(ops[i]), into);
+                ++i;
+                continue;
+            }
+        }
+        operation(ops[i]);
+    }
+}
+
+void AmdgcnKernelWriter::setHeld(GcnHeld& held, std::size_t c, gcn::Value const& value) {
+    gcn::Value const v = b_.toVector(value, held.type);
+    // A value assigned again (in a loop) keeps its registers: the code is written once and
+    // read by every iteration.
+    if (held.registers[c].isRegister() && !held.registers[c].sameRegisters(v))
+        copy(held.registers[c], v);
+    else
+        held.registers[c] = v;
+}
+
+bool AmdgcnKernelWriter::uniform(ExprPtr const& e) const {
+    return std::visit(
+        [this](auto const& node) -> bool {
+            using T = std::decay_t<decltype(node)>;
+            if constexpr (std::is_same_v<T, expr::Index>) {
+                auto it = indices_.find(node.dimension);
+                return it != indices_.end() && !it->second.isVector();
+            } else if constexpr (std::is_same_v<T, expr::DataValue>) {
+                return false;
+            } else if constexpr (std::is_same_v<T, expr::Unary> ||
+                                 std::is_same_v<T, expr::Convert>) {
+                return uniform(node.arg);
+            } else if constexpr (std::is_same_v<T, expr::Binary>) {
+                return uniform(node.lhs) && uniform(node.rhs);
+            } else if constexpr (std::is_same_v<T, expr::Select>) {
+                return uniform(node.condition) && uniform(node.ifTrue) && uniform(node.ifFalse);
+            } else {
+                return true; // literals, arguments, sizes and strides
+            }
+        },
+        *e);
+}
+
+void AmdgcnKernelWriter::drain() {
+    b_.add(gcn::Instruction::wait(
+        gcn::WaitCount{0, 0, 0,
+                       context_.target().hasVscnt() ? std::optional<int>(0) : std::nullopt},
+        "nothing outstanding across the loop's edges"));
+    b_.add(gcn::Instruction::nop(5, "no hazard across the loop's edges"));
+    flush();
+}
+
+void AmdgcnKernelWriter::loop(Id op, Operation const& o) {
+    for (Id init : graph_.successors(op, ControlEdgeKind::Initialize))
+        operation(init);
+    if (!uniform(o.expression))
+        throw UserError(fmt::format("the loop condition {} differs between workitems; only "
+                                    "uniform loops are written for AMDGCN",
+                                    toString(o.expression)));
+    ++loopDepth_;
+    drain();
+    std::string const top = context_.newLabel("loop"), done = context_.newLabel("done");
+    b_.add(gcn::Instruction::label(top));
+    {
+        gcn::ExpressionGenerator gen(b_, leaves());
+        gcn::Value const go = gen.generate(simplify(o.expression));
+        if (go.isLiteral()) {
+            if (go.literalValue() == 0)
+                b_.op("s_branch", {}, {gcn::Value::label(done)});
+        } else {
+            std::string const w = context_.target().waveSize() == 64 ? "u64" : "u32";
+            b_.op("s_cmp_eq_" + w, {}, {go, gcn::Value::literal(0)});
+            b_.op("s_cbranch_scc1", {}, {gcn::Value::label(done)});
+        }
+    }
+    flush();
+    auto const body = graph_.sequence(op, ControlEdgeKind::Body);
+    list(body);
+    // The next iteration overwrites what this one staged: every workitem must be done reading.
+    if (std::any_of(body.begin(), body.end(), [&](Id b) {
+            return graph_.control.node(b).kind == OperationKind::StoreShared;
+        })) {
+        b_.op("s_barrier", {}, {});
+        flush();
+    }
+    for (Id step : graph_.successors(op, ControlEdgeKind::ForLoopIncrement))
+        operation(step);
+    drain();
+    b_.op("s_branch", {}, {gcn::Value::label(top)});
+    b_.add(gcn::Instruction::label(done));
+    flush();
+    --loopDepth_;
+}
+
+// The 32-bit LDS byte address of element `index` of `shared`: an address already in a VGPR
+// plus a constant offset where one is a constant number of elements away.
+std::pair<gcn::Value, int> AmdgcnKernelWriter::ldsAddress(Id shared, ExprPtr const& index,
+                                                          LdsBases& bases) {
+    int const bytes = sizeInBytes(graph_.coordinates.node(shared).dtype.value_or(DataType::F32));
+    for (auto const& [base, reg] : bases)
+        if (auto d = IndexFacts::difference(index, base))
+            return {reg, static_cast<int>(*d * bytes)};
+    ExprPtr const at = simplify(index * literal(bytes) +
+                                literal(static_cast<std::int64_t>(shared_.offsets.at(shared))));
+    gcn::ExpressionGenerator gen(b_, leaves());
+    gen.reuse(&memo_);
+    gcn::Value const wide = gen.convert(gen.generate(at), resultType(*at), DataType::I64);
+    gcn::Value const address = b_.toVector(gcn::Builder::low(wide), DataType::I32);
+    bases.emplace_back(index, address);
+    return {address, 0};
+}
+
+// The elements of `shared` at each of `at` (indices from which its own index is solved), in
+// their computing form (16-bit floats in f32); consecutive, aligned elements in one ds_read.
+std::vector<gcn::Value> AmdgcnKernelWriter::readShared(Id shared,
+                                                       std::vector<std::map<Id, ExprPtr>> const& at,
+                                                       LdsBases& bases) {
+    DataType const stored = graph_.coordinates.node(shared).dtype.value_or(DataType::F32);
+    int const bytes = sizeInBytes(stored);
+    std::vector<ExprPtr> offsets;
+    for (auto const& k : at) {
+        auto const solution = solveIndices(graph_, k, {shared}, facts_);
+        if (!solution.conditions.empty())
+            throw UserError(fmt::format("a read of Shared #{} may fall outside it (unless {})",
+                                        shared, toString(solution.conditions.front())));
+        offsets.push_back(solution.at(shared));
+    }
+    std::vector<gcn::Value> out(offsets.size());
+    std::size_t const widest = static_cast<std::size_t>(16 / bytes);
+    for (std::size_t start = 0; start < offsets.size();) {
+        std::size_t width = widest;
+        for (; width > 1; width /= 2) {
+            if (start + width > offsets.size() || static_cast<int>(width) * bytes < 4 ||
+                facts_.powerOfTwoDivisor(offsets[start]) < static_cast<std::int64_t>(width))
+                continue;
+            bool consecutive = true;
+            for (std::size_t k = 1; k < width && consecutive; ++k) {
+                auto const d = IndexFacts::difference(offsets[start + k], offsets[start]);
+                consecutive = d && *d == static_cast<std::int64_t>(k);
+            }
+            if (consecutive)
+                break;
+        }
+        auto const [address, offset] = ldsAddress(shared, offsets[start], bases);
+        gcn::Value const raw =
+            memory_.loadLds(address, static_cast<int>(width) * bytes, offset).as(stored);
+        for (std::size_t k = 0; k < width; ++k)
+            out[start + k] = unpack(raw, k, stored);
+        start += width;
+    }
+    return out;
+}
+
+void AmdgcnKernelWriter::storeShared(Id op) {
+    Id const source = graph_.mapping.get(op, role::source),
+             shared = graph_.mapping.get(op, role::dest);
+    if (graph_.coordinates.node(shared).kind != DimensionKind::Shared)
+        throw UserError(
+            fmt::format("StoreShared into #{}, which is not a Shared dimension", shared));
+    auto const view = views_.find(source);
+    if (view == views_.end() || graph_.control.node(view->second).kind == OperationKind::LoadShared)
+        throw UserError(fmt::format("StoreShared of value#{}: only a workgroup's tile read from a "
+                                    "tensor can be staged yet",
+                                    source));
+    Id const memory = graph_.mapping.get(view->second, role::source);
+    DataType const stored = tensorType(memory);
+    DataType const staged = graph_.coordinates.node(shared).dtype.value_or(stored);
+    int const stagedBytes = sizeInBytes(staged);
+    Distribution const dist = distributionOf(graph_, source);
+    std::vector<std::int64_t> sizes;
+    std::int64_t count = 1;
+    for (Id l : dist.locals) {
+        sizes.push_back(constantSize(graph_, l, "the staged tile's local index"));
+        count *= sizes.back();
+    }
+    // Each workitem takes `width` consecutive elements (the last local index fastest) at a
+    // time, as many times as it takes to cover the tile.
+    std::int64_t width = 16 / sizeInBytes(stored);
+    while (width > 1 && (sizes.empty() || sizes.back() % width != 0))
+        width /= 2;
+    std::int64_t const step = shape_.workgroupSize() * width;
+    ExprPtr const first = simplify(linearWorkitem(shape_) * literal(width));
+    std::vector<Id> targets = flattenAxes(graph_, source);
+    targets.push_back(source);
+    LdsBases bases;
+    for (std::int64_t base = 0; base < count; base += step) {
+        ExprPtr const element0 = simplify(first + literal(base));
+        std::vector<ExprPtr> tail; // the last round may leave workitems without elements
+        if (base + step > count)
+            tail.push_back(binary(BinaryOp::Less, element0, literal(count)));
+        std::vector<ExprPtr> locals;
+        std::int64_t below = count;
+        for (std::int64_t size : sizes) {
+            below /= size;
+            locals.push_back(facts_.reduce(simplify((element0 / literal(below)) % literal(size))));
+        }
+        // The run, as a value this workitem holds: loaded with vector accesses and masks.
+        GcnHeld run;
+        run.type = stored;
+        std::vector<ExprPtr> places;
+        for (std::int64_t v = 0; v < width; ++v) {
+            auto k = known();
+            for (std::size_t i = 0; i < sizes.size(); ++i)
+                k[dist.locals[i]] =
+                    i + 1 == sizes.size() ? simplify(locals[i] + literal(v)) : locals[i];
+            IndexSolution element = solveIndices(graph_, k, targets, facts_);
+            element.conditions.insert(element.conditions.end(), tail.begin(), tail.end());
+            run.elements.push_back(std::move(element));
+            places.push_back(solveIndices(graph_, k, {shared}, facts_).at(shared));
+        }
+        run.registers.resize(run.elements.size());
+        move(source, run, memory, /*isLoad=*/true);
+
+        // Into LDS, the lanes without elements masked off; elements outside the tensor were
+        // loaded as zeros, so that a Multiply over a ragged K sums nothing for them.
+        gcn::ExpressionGenerator gen(b_, leaves());
+        gen.reuse(&memo_);
+        std::optional<gcn::Value> const some = mask(gen, tail);
+        std::vector<gcn::Value> data;
+        for (gcn::Value const& r : run.registers)
+            data.push_back(b_.toVector(gen.convert(r, stored, staged), staged));
+        bool consecutive = width * stagedBytes >= 4 && facts_.powerOfTwoDivisor(places[0]) >= width;
+        for (std::int64_t v = 1; v < width && consecutive; ++v) {
+            auto const d = IndexFacts::difference(places[static_cast<std::size_t>(v)], places[0]);
+            consecutive = d && *d == v;
+        }
+        std::optional<gcn::Value> saved;
+        if (some)
+            saved = saveExec(*some);
+        if (consecutive) {
+            auto const [address, offset] = ldsAddress(shared, places[0], bases);
+            memory_.storeLds(address, pack(data, staged), static_cast<int>(width) * stagedBytes,
+                             offset);
+        } else {
+            for (std::size_t v = 0; v < data.size(); ++v) {
+                auto const [address, offset] = ldsAddress(shared, places[v], bases);
+                memory_.storeLds(address, narrow(data[v], staged), stagedBytes, offset);
+            }
+        }
+        if (saved)
+            setExec(*saved);
+        flush();
+        memo_.clear();
+    }
+}
+
+void AmdgcnKernelWriter::loadShared(Id op) {
+    Id const dest = graph_.mapping.get(op, role::dest);
+    if (inRegisters(dest))
+        throw UserError(fmt::format("LoadShared into registers (value#{}) is not written yet; "
+                                    "only a workgroup's view of a staged tile is",
+                                    dest));
+    views_[dest] = op; // read from LDS where it is used
+}
+
+Id AmdgcnKernelWriter::accumulator(Id op, Id next) {
+    Id const sum = fusableAccumulator(graph_, op, next);
+    if (!sum)
+        return 0;
+    Id const product = graph_.mapping.get(op, role::dest);
+    auto const it = held_.find(sum);
+    if (it == held_.end() || !inRegisters(product))
+        return 0;
+    auto const mine = heldElements(graph_, facts_, known(), product);
+    auto const& theirs = it->second.elements;
+    if (mine.size() != theirs.size())
+        return 0;
+    for (std::size_t c = 0; c < mine.size(); ++c)
+        if (!equal(mine[c].at(product), theirs[c].at(sum)))
+            return 0;
+    return sum;
+}
+
+void AmdgcnKernelWriter::multiply(Id op, Operation const& o, Id into) {
+    Id const lhs = graph_.mapping.get(op, role::lhs), rhs = graph_.mapping.get(op, role::rhs),
+             dest = graph_.mapping.get(op, role::dest);
+    if (!inRegisters(dest))
+        throw UserError(fmt::format("the Multiply's dest #{} is not split over workitems (add "
+                                    "register tiles: gemm-thread-tiles)",
+                                    dest));
+    for (Id operand : {lhs, rhs})
+        if (!views_.contains(operand))
+            throw UserError(fmt::format(
+                "the Multiply reads value#{}, which is not a workgroup's tile", operand));
+    auto const& lhsShape = graph_.coordinates.node(lhs).shape;
+    auto const lhsAxes = flattenAxes(graph_, lhs), rhsAxes = flattenAxes(graph_, rhs),
+               destAxes = flattenAxes(graph_, dest);
+    if (lhsShape.size() != 2 || lhsAxes.size() != 2 || rhsAxes.size() != 2 || destAxes.size() != 2)
+        throw UserError("a Multiply needs two-axis tiles");
+    auto const inner = literalInt(simplify(lhsShape[o.transposeA ? 0 : 1]));
+    if (!inner)
+        throw UserError(fmt::format("the Multiply's K extent {} is not a constant; loop over K in "
+                                    "tiles first (gemm-k-loop)",
+                                    toString(lhsShape[o.transposeA ? 0 : 1])));
+    GcnHeld& acc = into ? held_.at(into) : hold(dest);
+    currentId_ = into ? into : dest;
+    if (!isFloat(acc.type) || acc.type == DataType::F64)
+        throw UserError(fmt::format("a Multiply into {} is not written yet", name(acc.type)));
+    Id const rowAxis = lhsAxes[o.transposeA ? 1 : 0], lhsK = lhsAxes[o.transposeA ? 0 : 1];
+    Id const colAxis = rhsAxes[o.transposeB ? 0 : 1], rhsK = rhsAxes[o.transposeB ? 1 : 0];
+    if (!into)
+        for (std::size_t c = 0; c < acc.registers.size(); ++c)
+            setHeld(acc, c, gcn::Value::literal(0, DataType::F32));
+    flush();
+
+    // The distinct rows (or columns) of the workitem's elements, and which one each element has.
+    auto distinct = [&](Id axis, std::vector<ExprPtr>& values, std::vector<std::size_t>& which) {
+        for (auto const& e : acc.elements) {
+            ExprPtr const& v = e.at(axis);
+            auto it = std::find_if(values.begin(), values.end(),
+                                   [&](ExprPtr const& x) { return equal(x, v); });
+            which.push_back(static_cast<std::size_t>(it - values.begin()));
+            if (it == values.end())
+                values.push_back(v);
+        }
+    };
+    std::vector<ExprPtr> rows, cols;
+    std::vector<std::size_t> rowOf, colOf;
+    distinct(destAxes[0], rows, rowOf);
+    distinct(destAxes[1], cols, colOf);
+
+    LdsBases bases;
+    // Operand elements at K index p: from LDS, or from the tensor (masked) when the tile was
+    // not staged.
+    auto read = [&](Id operand, Id along, Id kAxis, std::vector<ExprPtr> const& where,
+                    std::int64_t p) {
+        std::vector<std::map<Id, ExprPtr>> at;
+        for (auto const& w : where) {
+            auto k = known();
+            k[along] = w;
+            k[kAxis] = literal(p);
+            at.push_back(std::move(k));
+        }
+        Id const view = views_.at(operand);
+        if (graph_.control.node(view).kind == OperationKind::LoadShared)
+            return readShared(graph_.mapping.get(view, role::source), at, bases);
+        DataType const type = graph_.coordinates.node(operand).dtype.value_or(DataType::F32);
+        std::vector<gcn::Value> out;
+        for (auto const& k : at) {
+            gcn::ExpressionGenerator gen(b_, leaves());
+            out.push_back(
+                b_.toVector(gen.convert(readInPlace(view, operand, k, {}), type, DataType::F32),
+                            DataType::F32));
+        }
+        return out;
+    };
+    for (std::int64_t p = 0; p < *inner; ++p) {
+        auto const a = read(lhs, rowAxis, lhsK, rows, p);
+        auto const b = read(rhs, colAxis, rhsK, cols, p);
+        for (std::size_t c = 0; c < acc.registers.size(); ++c)
+            b_.op("v_fma_f32", {acc.registers[c]},
+                  {a[rowOf[c]].as(DataType::F32), b[colOf[c]].as(DataType::F32), acc.registers[c]});
+        flush(); // the operands of this K index are done
+        memo_.clear();
+    }
+}
+
+} // namespace kiln::lowering::detail

@@ -8,7 +8,15 @@
 namespace kiln::runtime {
 
 std::string_view name(CodeFormat format) {
-    return format == CodeFormat::Ptx ? "PTX" : "cubin";
+    switch (format) {
+    case CodeFormat::Ptx:
+        return "PTX";
+    case CodeFormat::Cubin:
+        return "cubin";
+    case CodeFormat::CodeObject:
+        return "code object";
+    }
+    return "unknown";
 }
 
 KernelLoaderSpec::KernelLoaderSpec(CodeFormat format, std::string code, std::string path,
@@ -29,6 +37,12 @@ KernelLoaderSpec KernelLoaderSpec::cubinInMemory(std::string image, std::string 
 }
 KernelLoaderSpec KernelLoaderSpec::cubinOnDisk(std::string path, std::string kernelName) {
     return {CodeFormat::Cubin, {}, std::move(path), std::move(kernelName)};
+}
+KernelLoaderSpec KernelLoaderSpec::codeObjectInMemory(std::string image, std::string kernelName) {
+    return {CodeFormat::CodeObject, std::move(image), {}, std::move(kernelName)};
+}
+KernelLoaderSpec KernelLoaderSpec::codeObjectOnDisk(std::string path, std::string kernelName) {
+    return {CodeFormat::CodeObject, {}, std::move(path), std::move(kernelName)};
 }
 
 KernelLoaderSpec KernelLoaderSpec::withManifest(KernelManifest manifest) const {

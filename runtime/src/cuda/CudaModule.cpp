@@ -152,8 +152,14 @@ bool isJitFailure(CUresult result) {
 
 Expected<std::unique_ptr<ModuleBackend>> loadCudaModule(CudaContext const& context,
                                                         KernelLoaderSpec const& spec) {
-    KILN_ASSIGN_OR_RETURN(std::string image, spec.image());
     std::string const origin = spec.describe();
+    if (spec.format() == CodeFormat::CodeObject) {
+        return Error(ErrorCode::Unsupported,
+                     "kernel '" + spec.kernelName() + "' (" + origin +
+                         ") is AMD code, which the CUDA platform cannot load on " + context.device +
+                         " (load it on the \"hip\" platform)");
+    }
+    KILN_ASSIGN_OR_RETURN(std::string image, spec.image());
     if (image.empty()) {
         return Error(ErrorCode::InvalidArgument,
                      "the code of kernel '" + spec.kernelName() + "' (" + origin + ") is empty");

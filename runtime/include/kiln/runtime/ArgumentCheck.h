@@ -2,9 +2,10 @@
 // parameter layout the driver reports for the loaded code.
 //
 // Three sources must agree: the C++ argument types (TypedKernel or KernelArguments), the
-// manifest codegen wrote, and the loaded code itself (cuFuncGetParamInfo, CUDA 12.4+). Each
-// mismatch is an ArgumentMismatch naming the parameter by index and name, e.g.
-// "parameter 2 'alpha' is f32 (4 bytes) but the launch passes a double (8 bytes)".
+// manifest codegen wrote, and the loaded code itself (cuFuncGetParamInfo, CUDA 12.4+; the code
+// object's metadata note on HIP). Each mismatch is an ArgumentMismatch naming the parameter by
+// index and name, e.g. "parameter 2 'alpha' is f32 (4 bytes) but the launch passes a double (8
+// bytes)".
 #pragma once
 
 #include "kiln/runtime/KernelArgument.h"

@@ -1,10 +1,11 @@
-// Backend.h: the interfaces a platform (CUDA, later HIP) implements for streams, events and
-// loaded code.
+// Backend.h: the interfaces a platform (CUDA, HIP) implements for streams, events and loaded
+// code.
 //
 // Users hold the value types (Stream, Event, Module, Kernel); these are what a platform provides
 // underneath. Each platform implements Platform, Device and the four classes below; nothing
 // above this line knows which platform runs. native() hands out the platform's own handle
-// (CUstream, CUevent, CUfunction, or their HIP twins) for code that calls the driver directly.
+// (CUstream, CUevent, CUfunction, or hipStream_t, hipEvent_t, hipFunction_t) for code that
+// calls the driver directly.
 #pragma once
 
 #include "kiln/runtime/KernelAttributes.h"

@@ -1,8 +1,9 @@
 // DeviceDescription.h: what a device is and what it allows, read once when it is opened.
 //
-// Platform-neutral: the CUDA platform fills it from cuDeviceGetAttribute, a HIP platform would
-// fill it from hipDeviceGetAttribute. Launch checks read their limits from here, so tests can
-// check them against a made-up device on a machine with no GPU.
+// Platform-neutral: the CUDA platform fills it from cuDeviceGetAttribute, the HIP platform from
+// hipDeviceGetAttribute (and the processor from hipDeviceProp_t::gcnArchName). Launch checks read
+// their limits from here, so tests can check them against a made-up device on a machine with no
+// GPU.
 #pragma once
 
 #include "kiln/runtime/LaunchConfig.h"
@@ -20,7 +21,7 @@ struct DeviceDescription {
     std::string target;   ///< the architecture as codegen names it: "sm_90", "gfx942"
     int computeMajor = 0; ///< compute capability (CUDA) or GFX major
     int computeMinor = 0;
-    int driverVersion = 0; ///< e.g. 13000 for CUDA 13.0
+    int driverVersion = 0; ///< e.g. 13000 for CUDA 13.0, 60342134 for HIP 6.3.42134
 
     int multiprocessorCount = 0;
     int warpSize = 0;

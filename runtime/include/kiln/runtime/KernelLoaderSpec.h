@@ -1,4 +1,5 @@
-// KernelLoaderSpec.h: where a kernel's code is and in what form (PTX or cubin, memory or disk).
+// KernelLoaderSpec.h: where a kernel's code is and in what form (PTX, cubin or AMD code object;
+// memory or disk).
 //
 // After StreamExecutor's MultiKernelLoaderSpec: the caller says where the code is, the device
 // loads it. A spec can carry the kernel's manifest, against which the loaded kernel and typed
@@ -19,11 +20,12 @@ namespace kiln::runtime {
 
 /// The form of device code.
 enum class CodeFormat : std::uint8_t {
-    Ptx,   ///< PTX text, compiled by the driver's JIT at load
-    Cubin, ///< an NVIDIA ELF (or fatbin), loaded as is
+    Ptx,        ///< PTX text, compiled by the driver's JIT at load (CUDA)
+    Cubin,      ///< an NVIDIA ELF (or fatbin), loaded as is (CUDA)
+    CodeObject, ///< an AMD code object (AMDGPU ELF, .hsaco), loaded as is (HIP)
 };
 
-/// "PTX" or "cubin".
+/// "PTX", "cubin" or "code object".
 std::string_view name(CodeFormat format);
 
 /// The code of one kernel: format, location, entry name and (optionally) its manifest.
@@ -37,6 +39,10 @@ public:
     static KernelLoaderSpec cubinInMemory(std::string image, std::string kernelName);
     /// A cubin file, read at load.
     static KernelLoaderSpec cubinOnDisk(std::string path, std::string kernelName);
+    /// An AMD code object held in memory (what runtime::Assembler::assemble returns).
+    static KernelLoaderSpec codeObjectInMemory(std::string image, std::string kernelName);
+    /// An AMD code object file (`kiln emit --target gfx942` writes ENTRY.hsaco), read at load.
+    static KernelLoaderSpec codeObjectOnDisk(std::string path, std::string kernelName);
 
     /// This spec with a manifest to check the kernel and its launches against.
     KernelLoaderSpec withManifest(KernelManifest manifest) const;
@@ -49,7 +55,7 @@ public:
     std::string const& path() const { return path_; }
     /// The manifest, when one was given.
     std::optional<KernelManifest> const& manifest() const { return manifest_; }
-    /// "PTX in memory" or "cubin file 'k.cubin'", for messages.
+    /// "PTX in memory", "cubin file 'k.cubin'" or "code object file 'k.hsaco'", for messages.
     std::string describe() const;
 
     /// The code bytes: the in-memory text, or the file's contents (NotFound naming the file).

@@ -1,8 +1,8 @@
 // Module.h: device code loaded on one device, from which kernels are taken by name.
 //
-// Loading compiles PTX with the driver's JIT (or loads a cubin as is); one module can hold many
-// kernel entries, each taken once with kernel(). The module stays loaded while any Kernel taken
-// from it lives.
+// Loading compiles PTX with the driver's JIT (or loads a cubin, or on HIP an AMD code object, as
+// is); one module can hold many kernel entries, each taken once with kernel(). The module stays
+// loaded while any Kernel taken from it lives.
 #pragma once
 
 #include "kiln/runtime/Backend.h"

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
+#include <vector>
 
 namespace kiln::scheduler {
 
@@ -38,6 +39,15 @@ double loadLatency(arch::Arch const& a) {
         if (auto const* i = a.findInstruction(name))
             return i->latency;
     return 500;
+}
+
+// Warps a scheduler needs to issue an FMA every slot when each waits on the one before: the
+// FMA's latency over its issue cycles (arch-db), 4 on NVIDIA targets.
+double fmaWarpsPerScheduler(arch::Arch const& a) {
+    for (char const* name : {"fma.rn.f32", "v_fma_f32"})
+        if (auto const* i = a.findInstruction(name))
+            return std::max(1.0, double(i->latency) / std::max(1.0, double(i->issueCycles)));
+    return 1.0;
 }
 
 // Blocks of `threads` threads using `registers` each and `shared` bytes that fit on one
@@ -138,6 +148,27 @@ Machine machineOf(arch::Arch const& a) {
     return m;
 }
 
+// Shared-memory wavefronts (bank-conflict passes) of one warp-wide read in which `lanes`
+// distinct addresses `bytes` apart each read `bytes` consecutive bytes, in loads of at most 16
+// bytes: per load, the most distinct words any one bank serves (lanes reading the same address
+// share it). A register tile's row of TT_N floats is such a read.
+double wavefronts(double lanes, double bytes, arch::Arch const& a) {
+    int const banks = static_cast<int>(factOr(a, "shared_banks", 32));
+    int const bankBytes = static_cast<int>(factOr(a, "shared_bank_bytes", 4));
+    int const n = static_cast<int>(lanes), perLane = static_cast<int>(bytes);
+    int const load = std::min(perLane, 16);
+    double total = 0;
+    for (int at = 0; at < perLane; at += load) {
+        std::vector<int> hits(static_cast<std::size_t>(banks), 0);
+        for (int lane = 0; lane < n; ++lane)
+            for (int word = 0; word < std::max(load / bankBytes, 1); ++word)
+                ++hits[static_cast<std::size_t>(((lane * perLane + at) / bankBytes + word) %
+                                                banks)];
+        total += *std::max_element(hits.begin(), hits.end());
+    }
+    return total;
+}
+
 CostEstimate infeasible(CostEstimate e, std::string reason) {
     e.feasible = false;
     e.reason = std::move(reason);
@@ -198,7 +229,11 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     double const tilesPerSm = ceilDiv(tiles, mc.sms);
     double const activeWarps =
         std::min<double>(occ.blocks, tilesPerSm) * ceilDiv(e.threads, mc.wave);
-    double const issue = std::min(1.0, activeWarps / mc.subPartitions);
+    // Each scheduler needs warps to issue from: for FMA code, as many as an FMA's latency in
+    // issue slots (no instruction-level parallelism credited; on the H100 sweep, 8-warp
+    // configurations ran 1.5x slower than 16-warp ones).
+    double const perScheduler = matrix ? 1.0 : fmaWarpsPerScheduler(a);
+    double const issue = std::min(1.0, activeWarps / (mc.subPartitions * perScheduler));
     double const tileFlops = 2 * mtM * mtN * kPadded;
     // FMA code issues more than FMAs: per K step a workitem also reads its A and B values from
     // shared memory (16 bytes per load), and reloads and stores what spilled.
@@ -213,9 +248,19 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     double const warpsM = std::max(1.0, std::floor(std::sqrt(warps * mtM / mtN)));
     double const warpsN = std::max(1.0, std::floor(warps / warpsM));
     double const sharedPerClock = factOr(a, "shared_banks", 32) * factOr(a, "shared_bank_bytes", 4);
-    double const sharedUs = stages > 0 ? tilesPerSm * kPadded * (mtM * warpsN + mtN * warpsM) *
-                                             inBytes / (sharedPerClock * mc.clockHz) * 1e6
-                                       : 0;
+    // With register tiles, a warp's lanes run along N (x fastest): per K index it reads
+    // TT_N-element rows of B for each of its columns and TT_M-element columns of A for each
+    // of its rows, from K-major tiles, one wavefront per pass a bank conflict forces.
+    double const lanesN = std::min(mc.wave, ceilDiv(mtN, std::max(ttN, 1.0)));
+    double const lanesM = std::min(ceilDiv(mtM, std::max(ttM, 1.0)), ceilDiv(mc.wave, lanesN));
+    double const sharedUs =
+        stages <= 0 ? 0
+        : registerTiles
+            ? tilesPerSm * warps * kPadded *
+                  (wavefronts(lanesN, ttN * inBytes, a) + wavefronts(lanesM, ttM * inBytes, a)) /
+                  mc.clockHz * 1e6
+            : tilesPerSm * kPadded * (mtM * warpsN + mtN * warpsM) * inBytes /
+                  (sharedPerClock * mc.clockHz) * 1e6;
 
     // DRAM: what a wave of concurrent tiles reads, reused through L2 when it fits.
     double const loads = tiles * (mtM + mtN) * kPadded * inBytes;
@@ -232,11 +277,16 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     e.latencyHiding = std::min(1.0, inFlight / mc.bytesInFlightNeeded);
     e.memoryUs = e.dramBytes / (mc.bandwidth * e.latencyHiding) * 1e6;
 
-    // One stage serialises a block's loads and its math; other blocks on the SM overlap them.
+    // One stage serialises a block's loads and its math: each K step waits a memory latency
+    // before it computes, and only the other blocks on the multiprocessor fill that wait. The
+    // multiprocessor is busy for the share of time some resident block computes.
     double const slowest = std::max({e.computeUs, e.memoryUs, sharedUs, l2Us});
-    double const overlap = stages >= 2 ? 1.0 : std::min(1.0, (occ.blocks - 1) / 2.0);
-    e.microseconds =
-        slowest + (1 - overlap) * std::min(e.computeUs, e.memoryUs) + kLaunchMicroseconds;
+    double const steps = tilesPerSm * kPadded / mtK;
+    double const stepUs = slowest / steps, latencyUs = mc.latencyCycles / mc.clockHz * 1e6;
+    double const busy = stages >= 2 ? 1.0
+                                    : std::min(1.0, std::min<double>(occ.blocks, tilesPerSm) *
+                                                        stepUs / (latencyUs + stepUs));
+    e.microseconds = slowest / busy + kLaunchMicroseconds;
     return e;
 }
 

@@ -73,8 +73,14 @@ TEST(CostModel, OrderingsThatMustHold) {
     };
     // Tiny tiles re-read A and B from memory far more often than large ones.
     EXPECT_GT(us("sm_90a", 16, 16, 16, 1), 4 * us("sm_90a", 128, 128, 32, 2));
-    // A second stage hides the loads behind the math of a lone block.
-    EXPECT_LT(us("sm_90a", 128, 128, 64, 2), us("sm_90a", 128, 128, 64, 1));
+    // A second stage hides the loads behind the math of a lone block (128 x 256 tiles: 160
+    // registers per workitem leave room for one block of 256).
+    EXPECT_EQ(cost(p, "sm_90a", {{"MT_M", 128}, {"MT_N", 256}, {"MT_K", 64}, {"STAGES", 1}})
+                  .blocksPerMultiprocessor,
+              1);
+    EXPECT_LT(us("sm_90a", 128, 256, 64, 2), us("sm_90a", 128, 256, 64, 1));
+    // Two resident blocks fill each other's waits: the second stage matters less there.
+    EXPECT_LE(us("sm_90a", 128, 128, 64, 2), us("sm_90a", 128, 128, 64, 1));
     // H100 beats A100 on the same schedule.
     EXPECT_LT(us("sm_90a", 128, 128, 32, 2), us("sm_80", 128, 128, 32, 2));
     // The best schedule is no faster than the matrix peak allows.

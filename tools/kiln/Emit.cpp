@@ -1,5 +1,7 @@
-// kiln emit CMD.json --pipeline P.json [--params A=1] [--target sm_90a] [-o DIR]
-// Translates a Command, lowers it through a pipeline and writes the kernel's code and manifest:
+// kiln emit CMD.json [--pipeline P.json | --pipelines DIR] [--params A=1] [--target sm_90a] [-o
+// DIR] Translates a Command, lowers it through a pipeline (without --pipeline, the first of DIR's
+// *.pipeline.json, default rules/, whose lowered graph the code generator can write) and writes
+// the kernel's code and manifest:
 // DIR/ENTRY.ptx and DIR/ENTRY.manifest.json for NVIDIA targets; for AMD targets (gfx90a, gfx942,
 // gfx1100) the assembly DIR/ENTRY.s, its code object DIR/ENTRY.hsaco (assembled in memory,
 // runtime/Assembler.h) and the manifest. Without -o, the code goes to stdout.
@@ -15,37 +17,74 @@
 #include "kiln/runtime/Assembler.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <fmt/core.h>
+#include <optional>
 
 namespace kiln::cli {
 
 void addEmit(CLI::App& app) {
     struct Options {
-        std::string command, pipeline, target = "sm_90a", output;
+        std::string command, pipeline, pipelines = "rules", target = "sm_90a", output;
         std::vector<std::string> params;
     };
     auto o = std::make_shared<Options>();
     auto* sub = app.add_subcommand("emit", "Lower a Command and write its kernel and manifest");
     sub->add_option("command", o->command, "Command file (JSON)")->required();
-    sub->add_option("--pipeline", o->pipeline, "Pipeline file (JSON)")->required();
+    sub->add_option("--pipeline", o->pipeline,
+                    "Pipeline file (JSON); without it, the first of --pipelines that applies");
+    sub->add_option("--pipelines", o->pipelines, "Folder of *.pipeline.json files")
+        ->capture_default_str();
     sub->add_option("--params", o->params, "Schedule parameters, NAME=INT[,NAME=INT...]");
     sub->add_option("--target", o->target, "Target (sm_80, sm_90, sm_90a, gfx90a, gfx942, gfx1100)")
         ->capture_default_str();
     sub->add_option("-o,--output", o->output, "Folder for ENTRY.ptx and ENTRY.manifest.json");
     sub->callback([o] {
         Command const command = loadCommand(o->command);
-        rules::Pipeline const pipeline = rules::loadPipeline(o->pipeline);
-        KernelGraph graph = translate(command);
         rules::EngineOptions options{.parameters = parseParams(o->params),
                                      .arch = rules::archFacts(o->target)};
-        rules::lower(pipeline, graph, options);
-        lowering::CodegenOptions codegen{.target = o->target, .schedule = pipeline.defaults};
-        for (auto const& [name, value] : options.parameters)
-            codegen.schedule[name] = value;
         bool const amd = lowering::isAmdgcnTarget(o->target);
-        auto const kernel =
-            amd ? lowering::emitAmdgcnKernel(graph, codegen) : lowering::emitKernel(graph, codegen);
+        // The graph lowered by `file`, and the kernel written from it.
+        auto emitWith = [&](std::string const& file) {
+            rules::Pipeline const pipeline = rules::loadPipeline(file);
+            KernelGraph graph = translate(command);
+            rules::lower(pipeline, graph, options);
+            lowering::CodegenOptions codegen{.target = o->target, .schedule = pipeline.defaults};
+            for (auto const& [name, value] : options.parameters)
+                codegen.schedule[name] = value;
+            return amd ? lowering::emitAmdgcnKernel(graph, codegen)
+                       : lowering::emitKernel(graph, codegen);
+        };
+        std::optional<lowering::EmittedKernel> chosen;
+        if (!o->pipeline.empty()) {
+            chosen = emitWith(o->pipeline);
+        } else {
+            namespace fs = std::filesystem;
+            std::error_code ec;
+            if (!fs::is_directory(o->pipelines, ec))
+                fail("'{}' is not a folder of pipelines (give --pipeline or --pipelines)",
+                     o->pipelines);
+            std::vector<std::string> files;
+            for (auto const& entry : fs::directory_iterator(o->pipelines))
+                if (entry.path().filename().string().ends_with(".pipeline.json"))
+                    files.push_back(entry.path().string());
+            std::sort(files.begin(), files.end());
+            std::string why;
+            for (auto const& file : files) {
+                try {
+                    chosen = emitWith(file);
+                    fmt::print("lowered by {}\n", file);
+                    break;
+                } catch (UserError const& e) {
+                    why += fmt::format("\n  {}: {}", file, e.message());
+                }
+            }
+            if (!chosen)
+                fail("no pipeline in '{}' lowers {} to a kernel for {}:{}", o->pipelines,
+                     o->command, o->target, why.empty() ? " (none found)" : why);
+        }
+        auto const& kernel = *chosen;
         if (o->output.empty()) {
             fmt::print("{}", kernel.code);
             return;

@@ -74,8 +74,10 @@ std::int64_t evaluateSigned(std::int64_t n, SignedMagic const& magic, int bits) 
         auto const n32 = static_cast<std::int32_t>(n);
         std::int32_t q = static_cast<std::int32_t>(
             (static_cast<std::int64_t>(n32) * static_cast<std::int32_t>(magic.multiplier)) >> 32);
+        // In unsigned arithmetic, as the hardware wraps: n = INT32_MIN with addend -1 overflows.
         q = static_cast<std::int32_t>(static_cast<std::uint32_t>(q) +
-                                      static_cast<std::uint32_t>(magic.addend * n32));
+                                      static_cast<std::uint32_t>(magic.addend) *
+                                          static_cast<std::uint32_t>(n32));
         q >>= magic.shift;
         q += static_cast<std::int32_t>(static_cast<std::uint32_t>(q) >> 31);
         return q;

@@ -1,4 +1,5 @@
-// JsonSchemaCheck.cpp: the draft 2020-12 subset used by arch-db.schema.json.
+// JsonSchemaCheck.cpp: the draft 2020-12 subset used by arch-db.schema.json and
+// rules/schema/ruleset.schema.json.
 #include "JsonSchemaCheck.h"
 
 #include <regex>
@@ -32,6 +33,9 @@ public:
                                                      "minProperties",
                                                      "minLength",
                                                      "minimum",
+                                                     "maximum",
+                                                     "const",
+                                                     "oneOf",
                                                      "pattern"};
         for (auto const& [keyword, unused] : schema.items()) {
             if (kKnown.count(keyword) == 0) {
@@ -44,6 +48,28 @@ public:
         if (schema.contains("type") && !hasType(value, schema.at("type").get<std::string>())) {
             error(at, "expected " + schema.at("type").get<std::string>());
             return;
+        }
+        if (schema.contains("const") && schema.at("const") != value) {
+            error(at, "value " + value.dump() + " is not " + schema.at("const").dump());
+        }
+        if (schema.contains("oneOf")) {
+            // Exactly one branch: each is checked on its own, its errors kept only to say why
+            // none matched.
+            std::size_t matched = 0;
+            std::string why;
+            for (auto const& branch : schema.at("oneOf")) {
+                Checker inner(root_);
+                inner.check(branch, value, at);
+                if (inner.errors.empty()) {
+                    ++matched;
+                } else if (why.empty()) {
+                    why = inner.errors.front();
+                }
+            }
+            if (matched != 1) {
+                error(at, "matches " + std::to_string(matched) + " of the oneOf branches" +
+                              (matched == 0 ? " (the first says " + why + ")" : ""));
+            }
         }
         if (schema.contains("enum")) {
             bool found = false;
@@ -60,6 +86,10 @@ public:
         if (value.is_number() && schema.contains("minimum") &&
             value.get<double>() < schema.at("minimum").get<double>()) {
             error(at, "below the minimum " + schema.at("minimum").dump());
+        }
+        if (value.is_number() && schema.contains("maximum") &&
+            value.get<double>() > schema.at("maximum").get<double>()) {
+            error(at, "above the maximum " + schema.at("maximum").dump());
         }
         if (value.is_array()) {
             checkArray(schema, value, at);

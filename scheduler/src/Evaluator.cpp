@@ -129,12 +129,13 @@ std::string artifactPath(std::string const& folder, std::size_t number) {
 
 ModelEvaluator::ModelEvaluator(Problem problem, arch::Arch const& arch,
                                std::optional<CompileOptions> compile, std::string artifacts,
-                               std::string label)
+                               std::string label, std::map<std::string, std::int64_t> defaults)
     : problem_(std::move(problem))
     , arch_(arch)
     , compile_(std::move(compile))
     , artifacts_(std::move(artifacts))
-    , label_(std::move(label)) {
+    , label_(std::move(label))
+    , defaults_(std::move(defaults)) {
     if (compile_) {
         std::error_code ec;
         std::filesystem::create_directories(artifacts_, ec);
@@ -164,7 +165,10 @@ void ModelEvaluator::evaluate(std::vector<Candidate> const& batch, OnEvaluated c
             if (auto s = compiled.extra.find("shared_bytes"); s != compiled.extra.end())
                 used.sharedBytes = static_cast<std::int64_t>(s->second);
         }
-        CostEstimate const c = estimateCost(problem_, arch_, batch[i].params, used);
+        std::map<std::string, std::int64_t> params = defaults_;
+        for (auto const& param : batch[i].params)
+            params[param.first] = param.second;
+        CostEstimate const c = estimateCost(problem_, arch_, params, used);
         Evaluation e = c.feasible ? Evaluation{} : failure("model", c.reason);
         e.ok = c.feasible;
         e.microseconds = c.feasible ? c.microseconds : 0;

@@ -30,13 +30,17 @@ struct ExportRequest {
 
 /// The files written.
 struct ExportedFiles {
-    std::string code, cubin, manifest, header; ///< cubin empty when there is no ptxas
+    std::string code;     ///< NAME.ptx, or the AMDGCN assembly NAME.s
+    std::string binary;   ///< NAME.cubin (empty when there is no ptxas), or NAME.hsaco
+    std::string manifest; ///< NAME.manifest.json
+    std::string header;   ///< NAME.h
 };
 
-/// The C++ header for `kernel` under namespace kiln_export::`name`; a UserError when the
+/// The C++ header for `kernel` under namespace kiln_export::`name`: it embeds the PTX, or for an
+/// AMD target the code object `codeObject`, with a typed launch function; a UserError when the
 /// manifest's grid formula or a parameter type cannot be expressed in C++.
 std::string generateHeader(lowering::EmittedKernel const& kernel, std::string const& name,
-                           std::string const& origin);
+                           std::string const& origin, std::string const* codeObject = nullptr);
 
 /// Lowers, emits, assembles and writes the kernel of `request`.
 ExportedFiles exportKernel(ExportRequest const& request);

@@ -15,6 +15,7 @@
 #include "kiln/graph/Translate.h"
 #include "kiln/rules/ArchFacts.h"
 #include "kiln/rules/Pipeline.h"
+#include "kiln/runtime/Assembler.h"
 #include "kiln/runtime/Platform.h"
 #include "kiln/runtime/Ptxas.h"
 #include "kiln/scheduler/Report.h"
@@ -163,16 +164,13 @@ void addTune(CLI::App& app) {
 
             std::string compile = o->compile;
             bool const nvidia = arch.vendor() == arch::Vendor::Nvidia;
-            // auto: emit where Kiln has a code generator; a candidate the code generator cannot
-            // emit yet (a GEMM today) is then only lowered, unless it must run (cuda).
+            // auto: emit (PTX or AMDGCN) and assemble; a candidate the code generator cannot
+            // emit yet is then only lowered, unless it must run (cuda).
             bool const tryEmit = compile == "auto" && evaluatorName != "cuda";
             if (compile == "auto")
-                compile = nvidia ? "emit" : "lower";
+                compile = "emit";
             if (compile != "lower" && compile != "emit" && compile != "none")
                 fail("unknown --compile '{}'; expected auto, lower, emit or none", compile);
-            if (compile == "emit" && !nvidia)
-                fail("--compile emit: Kiln has no code generator for {} yet; use --compile lower",
-                     target);
             if (compile == "none" && evaluatorName != "model")
                 fail("--compile none works only with the model evaluator");
             nlohmann::json const emit = compile != "emit" ? nlohmann::json(false)
@@ -186,7 +184,9 @@ void addTune(CLI::App& app) {
                             {"pipeline", pipelineFile},
                             {"target", target},
                             {"emit", emit},
-                            {"assemble", compile == "emit" && haveAssembler}}};
+                            {"assemble",
+                             compile == "emit" &&
+                                 (nvidia ? haveAssembler : runtime::assemblerFor(target).ok())}}};
 
             std::string const outDir = o->output + "/" + target;
             std::unique_ptr<scheduler::Evaluator> evaluator;
@@ -201,7 +201,8 @@ void addTune(CLI::App& app) {
                     problem, arch, withCompile, outDir + "/candidates",
                     compile == "lower" ? "lowered"
                     : tryEmit          ? "emitted-if-possible"
-                                       : "emitted");
+                                       : "emitted",
+                    pipeline.defaults);
             } else {
                 bool const cuda = evaluatorName == "cuda";
                 scheduler::MeasuredOptions m{
@@ -237,7 +238,10 @@ void addTune(CLI::App& app) {
                                                        .topK = o->topK,
                                                        .predict = {}};
             strategyOptions.predict = [&](scheduler::Point const& p) {
-                return scheduler::estimateCost(problem, arch, solver.named(p)).microseconds;
+                std::map<std::string, std::int64_t> params = pipeline.defaults;
+                for (auto const& param : solver.named(p))
+                    params[param.first] = param.second;
+                return scheduler::estimateCost(problem, arch, params).microseconds;
             };
             auto strategy = scheduler::makeStrategy(solver, strategyOptions);
 
@@ -290,7 +294,7 @@ void addTune(CLI::App& app) {
                  .origin = fmt::format("the winner of key {}, {:.3f} us by {}", key.hash(),
                                        result.best->microseconds, evaluator->name())});
             fmt::print("exported the winner: {}, {}, {}{}\n", files.code, files.manifest,
-                       files.header, files.cubin.empty() ? "" : ", " + files.cubin);
+                       files.header, files.binary.empty() ? "" : ", " + files.binary);
         }
     });
 }

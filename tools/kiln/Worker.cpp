@@ -2,7 +2,8 @@
 // The child processes of a sweep (scheduler/Evaluator.h has the protocol). `compile` reads one
 // request and compiles one candidate: lowers the Command through the pipeline with the
 // candidate's parameters, writes the lowered graph, and where asked emits the kernel with its
-// manifest and assembles it with ptxas (registers, spills, shared memory). `measure` answers
+// manifest and assembles it: PTX with ptxas (registers, spills, shared memory), AMDGCN with
+// runtime::assemblerFor into a code object (registers as Kiln allocated them). `measure` answers
 // requests until its input closes; the interpreter backend runs each lowered graph in Kiln's
 // reference interpreter on the problem's sizes, checks it against the Command's direct
 // semantics and times it on the CPU (a real, if slow, measurement of the whole loop on machines
@@ -18,9 +19,11 @@
 #include "kiln/graph/GraphJson.h"
 #include "kiln/graph/SemanticCheck.h"
 #include "kiln/graph/Translate.h"
+#include "kiln/lowering/AmdgcnCodegen.h"
 #include "kiln/lowering/Codegen.h"
 #include "kiln/rules/ArchFacts.h"
 #include "kiln/rules/Pipeline.h"
+#include "kiln/runtime/Assembler.h"
 #include "kiln/runtime/Platform.h"
 #include "kiln/runtime/Ptxas.h"
 
@@ -54,9 +57,11 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
         lowering::CodegenOptions codegen{.target = target, .schedule = pipeline.defaults};
         for (auto const& [name, value] : options.parameters)
             codegen.schedule[name] = value;
+        bool const amd = lowering::isAmdgcnTarget(target);
         std::optional<lowering::EmittedKernel> emitted;
         try {
-            emitted = lowering::emitKernel(graph, codegen);
+            emitted = amd ? lowering::emitAmdgcnKernel(graph, codegen)
+                          : lowering::emitKernel(graph, codegen);
         } catch (UserError const& e) {
             if (emit == true)
                 throw;
@@ -64,11 +69,24 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
         }
         auto const& kernel = *emitted;
         extra["emitted"] = 1;
-        writeFile(artifact + ".ptx", kernel.code);
+        writeFile(artifact + (amd ? ".s" : ".ptx"), kernel.code);
         writeFile(artifact + ".manifest.json", kernel.manifestJson());
         extra["shared_bytes"] = kernel.sharedBytes;
         extra["threads"] = kernel.block[0] * kernel.block[1] * kernel.block[2];
-        if (request.value("assemble", false)) {
+        if (amd) {
+            // Kiln allocated the registers itself; the assembler turns the text into a code
+            // object (and a rejection is a bug in Kiln, reported as the candidate's failure).
+            extra["registers"] = kernel.registers;
+            if (request.value("assemble", false)) {
+                auto assembler = runtime::assemblerFor(target);
+                if (!assembler.ok())
+                    return {{"ok", false}, {"error", assembler.error().message()}};
+                auto code = (*assembler)->assemble(kernel.code, target, kernel.entry + ".s");
+                if (!code.ok())
+                    return {{"ok", false}, {"error", code.error().message()}};
+                writeFile(artifact + ".hsaco", *code);
+            }
+        } else if (request.value("assemble", false)) {
             auto assembled = runtime::assemblePtx(kernel.code, target);
             if (!assembled)
                 return {{"ok", false}, {"error", assembled.status().message()}};

@@ -35,11 +35,14 @@ struct ParameterInfo {
 
 struct EmittedKernel {
     std::string entry, target;
-    std::string code; ///< PTX text
+    std::string code; ///< PTX text, or AMDGCN assembly
     std::vector<ParameterInfo> parameters;
     std::int64_t block[3] = {1, 1, 1};
     std::vector<std::string> grid; ///< workgroups along x, y, z, as expressions of sizes
     std::size_t sharedBytes = 0;
+    /// Registers per workitem where code generation allocates them (AMDGCN: VGPRs and AGPRs);
+    /// 0 for PTX, whose registers ptxas allocates.
+    int registers = 0;
     std::map<std::string, std::int64_t> schedule;
     std::string graphHash; ///< of the lowered graph's JSON form
 

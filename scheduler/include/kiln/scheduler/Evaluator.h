@@ -86,9 +86,12 @@ Evaluation compileCandidate(CompileOptions const& options, Candidate const& cand
 class ModelEvaluator : public Evaluator {
 public:
     /// `label` names how candidates are compiled, for the database key ("model:" + label).
+    /// `defaults` are the pipeline's parameters, which hold where a candidate does not set
+    /// them (a space without register tiles still lowers with the pipeline's TT_M and TT_N).
     ModelEvaluator(Problem problem, arch::Arch const& arch,
                    std::optional<CompileOptions> compile = std::nullopt, std::string artifacts = "",
-                   std::string label = "compiled");
+                   std::string label = "compiled",
+                   std::map<std::string, std::int64_t> defaults = {});
     std::string name() const override { return compile_ ? "model:" + label_ : "model"; }
     void evaluate(std::vector<Candidate> const& batch, OnEvaluated const& done) override;
     double compileSeconds() const override { return compileSeconds_; }
@@ -99,6 +102,7 @@ private:
     std::optional<CompileOptions> compile_;
     std::string artifacts_;
     std::string label_;
+    std::map<std::string, std::int64_t> defaults_;
     std::size_t counter_ = 0;
     double compileSeconds_ = 0;
 };

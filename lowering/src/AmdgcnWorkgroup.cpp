@@ -15,6 +15,7 @@
 //   in one ds_read, addresses a constant apart as the same register plus an offset) and issuing
 //   one v_fma_f32 per accumulator.
 #include "AmdgcnKernelWriter.h"
+#include "Contraction.h"
 #include "OperationOrder.h"
 #include "kiln/graph/Distribution.h"
 #include "kiln/graph/Simplify.h"
@@ -310,52 +311,26 @@ Id AmdgcnKernelWriter::accumulator(Id op, Id next) {
 }
 
 void AmdgcnKernelWriter::multiply(Id op, Operation const& o, Id into) {
-    Id const lhs = graph_.mapping.get(op, role::lhs), rhs = graph_.mapping.get(op, role::rhs),
-             dest = graph_.mapping.get(op, role::dest);
+    Id const dest = graph_.mapping.get(op, role::dest);
     if (!inRegisters(dest))
         throw UserError(fmt::format("the Multiply's dest #{} is not split over workitems (add "
                                     "register tiles: gemm-thread-tiles)",
                                     dest));
-    for (Id operand : {lhs, rhs})
+    for (Id operand : {graph_.mapping.get(op, role::lhs), graph_.mapping.get(op, role::rhs)})
         if (!views_.contains(operand))
             throw UserError(fmt::format(
                 "the Multiply reads value#{}, which is not a workgroup's tile", operand));
-    auto const& lhsShape = graph_.coordinates.node(lhs).shape;
-    auto const lhsAxes = flattenAxes(graph_, lhs), rhsAxes = flattenAxes(graph_, rhs),
-               destAxes = flattenAxes(graph_, dest);
-    if (lhsShape.size() != 2 || lhsAxes.size() != 2 || rhsAxes.size() != 2 || destAxes.size() != 2)
-        throw UserError("a Multiply needs two-axis tiles");
-    auto const inner = literalInt(simplify(lhsShape[o.transposeA ? 0 : 1]));
-    if (!inner)
-        throw UserError(fmt::format("the Multiply's K extent {} is not a constant; loop over K in "
-                                    "tiles first (gemm-k-loop)",
-                                    toString(lhsShape[o.transposeA ? 0 : 1])));
+    Contraction const c = contractionOf(graph_, op, o);
     GcnHeld& acc = into ? held_.at(into) : hold(dest);
     currentId_ = into ? into : dest;
     if (!isFloat(acc.type) || acc.type == DataType::F64)
         throw UserError(fmt::format("a Multiply into {} is not written yet", name(acc.type)));
-    Id const rowAxis = lhsAxes[o.transposeA ? 1 : 0], lhsK = lhsAxes[o.transposeA ? 0 : 1];
-    Id const colAxis = rhsAxes[o.transposeB ? 0 : 1], rhsK = rhsAxes[o.transposeB ? 1 : 0];
     if (!into)
-        for (std::size_t c = 0; c < acc.registers.size(); ++c)
-            setHeld(acc, c, gcn::Value::literal(0, DataType::F32));
+        for (std::size_t e = 0; e < acc.registers.size(); ++e)
+            setHeld(acc, e, gcn::Value::literal(0, DataType::F32));
     flush();
-
-    // The distinct rows (or columns) of the workitem's elements, and which one each element has.
-    auto distinct = [&](Id axis, std::vector<ExprPtr>& values, std::vector<std::size_t>& which) {
-        for (auto const& e : acc.elements) {
-            ExprPtr const& v = e.at(axis);
-            auto it = std::find_if(values.begin(), values.end(),
-                                   [&](ExprPtr const& x) { return equal(x, v); });
-            which.push_back(static_cast<std::size_t>(it - values.begin()));
-            if (it == values.end())
-                values.push_back(v);
-        }
-    };
-    std::vector<ExprPtr> rows, cols;
-    std::vector<std::size_t> rowOf, colOf;
-    distinct(destAxes[0], rows, rowOf);
-    distinct(destAxes[1], cols, colOf);
+    Distinct const rows = distinctAlong(acc.elements, c.destRow),
+                   cols = distinctAlong(acc.elements, c.destCol);
 
     LdsBases bases;
     // Operand elements at K index p: from LDS, or from the tensor (masked) when the tile was
@@ -382,12 +357,13 @@ void AmdgcnKernelWriter::multiply(Id op, Operation const& o, Id into) {
         }
         return out;
     };
-    for (std::int64_t p = 0; p < *inner; ++p) {
-        auto const a = read(lhs, rowAxis, lhsK, rows, p);
-        auto const b = read(rhs, colAxis, rhsK, cols, p);
-        for (std::size_t c = 0; c < acc.registers.size(); ++c)
-            b_.op("v_fma_f32", {acc.registers[c]},
-                  {a[rowOf[c]].as(DataType::F32), b[colOf[c]].as(DataType::F32), acc.registers[c]});
+    for (std::int64_t p = 0; p < c.inner; ++p) {
+        auto const a = read(c.lhs, c.rowAxis, c.lhsK, rows.values, p);
+        auto const b = read(c.rhs, c.colAxis, c.rhsK, cols.values, p);
+        for (std::size_t e = 0; e < acc.registers.size(); ++e)
+            b_.op("v_fma_f32", {acc.registers[e]},
+                  {a[rows.which[e]].as(DataType::F32), b[cols.which[e]].as(DataType::F32),
+                   acc.registers[e]});
         flush(); // the operands of this K index are done
         memo_.clear();
     }

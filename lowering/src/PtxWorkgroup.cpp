@@ -9,6 +9,7 @@
 // into a value each workitem holds (a register tile) runs the contraction fully unrolled: at
 // each K index, a workitem reads the operand elements of its rows and columns (vector loads
 // where they are consecutive in shared memory) and accumulates every product with an fma.
+#include "Contraction.h"
 #include "PtxCodegen.h"
 
 namespace kiln::lowering::detail {
@@ -240,50 +241,28 @@ Id PtxCodegen::accumulator(Id op, Id next) {
 }
 
 void PtxCodegen::multiply(Id op, Operation const& o, Id into) {
-    Id const lhs = graph_.mapping.get(op, role::lhs), rhs = graph_.mapping.get(op, role::rhs),
-             dest = graph_.mapping.get(op, role::dest);
+    Id const dest = graph_.mapping.get(op, role::dest);
     if (!holdable(dest))
         throw UserError(fmt::format("the Multiply's dest #{} is not split over workitems (add "
                                     "register tiles: gemm-thread-tiles)",
                                     dest));
-    for (Id operand : {lhs, rhs})
+    for (Id operand : {graph_.mapping.get(op, role::lhs), graph_.mapping.get(op, role::rhs)})
         if (!views_.contains(operand))
             throw UserError(fmt::format(
                 "the Multiply reads value#{}, which is not a workgroup's tile", operand));
-    auto const& lhsShape = graph_.coordinates.node(lhs).shape;
-    auto const lhsAxes = axes(lhs), rhsAxes = axes(rhs), destAxes = axes(dest);
-    if (lhsShape.size() != 2 || lhsAxes.size() != 2 || rhsAxes.size() != 2 || destAxes.size() != 2)
-        throw UserError("a Multiply needs two-axis tiles");
-    auto const inner = literalInt(simplify(lhsShape[o.transposeA ? 0 : 1]));
-    if (!inner)
-        throw UserError(fmt::format("the Multiply's K extent {} is not a constant; loop over K in "
-                                    "tiles first (gemm-k-loop)",
-                                    toString(lhsShape[o.transposeA ? 0 : 1])));
+    Contraction const c = contractionOf(graph_, op, o);
     Held& acc = into ? held_.at(into) : hold(dest);
     currentId_ = into ? into : dest;
     if (!isFloat(acc.type) || acc.type == DataType::F64)
         throw UserError(fmt::format("a Multiply into {} is not written yet", name(acc.type)));
-    Id const rowAxis = lhsAxes[o.transposeA ? 1 : 0], lhsK = lhsAxes[o.transposeA ? 0 : 1];
-    Id const colAxis = rhsAxes[o.transposeB ? 0 : 1], rhsK = rhsAxes[o.transposeB ? 1 : 0];
     if (!into)
         for (auto const& r : acc.registers)
             writer_.instruction(fmt::format("mov.f32 {}, 0f00000000", r));
-
-    // The distinct rows (or columns) of the workitem's elements, and which one each element has.
-    auto distinct = [&](Id axis, std::vector<ExprPtr>& values, std::vector<std::size_t>& which) {
-        for (auto const& e : acc.elements) {
-            ExprPtr const& v = e.at.at(axis);
-            auto it = std::find_if(values.begin(), values.end(),
-                                   [&](ExprPtr const& x) { return equal(x, v); });
-            which.push_back(static_cast<std::size_t>(it - values.begin()));
-            if (it == values.end())
-                values.push_back(v);
-        }
-    };
-    std::vector<ExprPtr> rows, cols;
-    std::vector<std::size_t> rowOf, colOf;
-    distinct(destAxes[0], rows, rowOf);
-    distinct(destAxes[1], cols, colOf);
+    std::vector<IndexSolution> solutions;
+    for (auto const& e : acc.elements)
+        solutions.push_back(e.at);
+    Distinct const rows = distinctAlong(solutions, c.destRow),
+                   cols = distinctAlong(solutions, c.destCol);
 
     SharedBases bases;
     // Operand elements at K index p: from shared memory, or from the tensor (masked) when the
@@ -305,12 +284,12 @@ void PtxCodegen::multiply(Id op, Operation const& o, Id into) {
             out.push_back(readInPlace(view, operand, k, {}));
         return out;
     };
-    for (std::int64_t p = 0; p < *inner; ++p) {
-        auto const a = read(lhs, rowAxis, lhsK, rows, p);
-        auto const b = read(rhs, colAxis, rhsK, cols, p);
-        for (std::size_t c = 0; c < acc.registers.size(); ++c)
-            writer_.instruction(fmt::format("fma.rn.f32 {0}, {1}, {2}, {0}", acc.registers[c],
-                                            a[rowOf[c]], b[colOf[c]]));
+    for (std::int64_t p = 0; p < c.inner; ++p) {
+        auto const a = read(c.lhs, c.rowAxis, c.lhsK, rows.values, p);
+        auto const b = read(c.rhs, c.colAxis, c.rhsK, cols.values, p);
+        for (std::size_t e = 0; e < acc.registers.size(); ++e)
+            writer_.instruction(fmt::format("fma.rn.f32 {0}, {1}, {2}, {0}", acc.registers[e],
+                                            a[rows.which[e]], b[cols.which[e]]));
     }
 }
 

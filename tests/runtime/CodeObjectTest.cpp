@@ -321,7 +321,7 @@ TEST(CodeObject, KernelLoaderSpecsCarryCodeObjects) {
 }
 
 TEST(CodeObject, ReadsAKernelKilnGeneratedAndAssembled) {
-    std::ifstream file(std::string(KILN_SOURCE_DIR) + "/tests/runtime/amdgcn/kiln_axpy.gfx942.s");
+    std::ifstream file(std::string(KILN_SOURCE_DIR) + "/tests/golden/amdgcn/axpy_vec1.gfx942.s");
     std::stringstream source;
     source << file.rdbuf();
     Expected<std::unique_ptr<Assembler>> assembler = assemblerFor("gfx942");

@@ -2,10 +2,10 @@
 //
 // A missing or unusable libamdhip64 is NoDriver with a message; a fake libamdhip64 (FakeHip.cpp)
 // stands in for ROCm so that the platform's own code runs: no device is NoDevice, one device is
-// described, a code object assembled by Kiln (tests/runtime/amdgcn/kiln_axpy.gfx942.s, written by
-// Kiln's AMDGCN backend) is checked against its manifest through its metadata note, and a launch
-// hands HIP the packed argument buffer. Tests that need the code object skip, saying why, when
-// this build has no AMDGCN assembler.
+// described, a code object assembled by Kiln (the golden tests/golden/amdgcn/axpy_vec1.gfx942.s,
+// written by Kiln's AMDGCN backend) is checked against its manifest through its metadata note, and
+// a launch hands HIP the packed argument buffer. Tests that need the code object skip, saying why,
+// when this build has no AMDGCN assembler.
 #include "FakeHip.h"
 #include "kiln/runtime/ArchOverlay.h"
 #include "kiln/runtime/Assembler.h"
@@ -158,7 +158,8 @@ protected:
         static std::optional<std::string> code;
         static std::string why;
         if (!code && why.empty()) {
-            std::ifstream file(kAmdgcnDir + "kiln_axpy.gfx942.s");
+            std::ifstream file(std::string(KILN_SOURCE_DIR) +
+                               "/tests/golden/amdgcn/axpy_vec1.gfx942.s");
             std::stringstream source;
             source << file.rdbuf();
             Expected<std::unique_ptr<Assembler>> assembler = assemblerFor("gfx942");
@@ -166,7 +167,7 @@ protected:
                 why = assembler.error().message();
             } else {
                 Expected<std::string> assembled =
-                    (*assembler)->assemble(source.str(), "gfx942", "kiln_axpy.gfx942.s");
+                    (*assembler)->assemble(source.str(), "gfx942", "axpy_vec1.gfx942.s");
                 if (assembled.ok())
                     code = *assembled;
                 else

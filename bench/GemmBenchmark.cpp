@@ -237,10 +237,24 @@ int main(int argc, char** argv) {
     for (auto const& [name, schedule] : schedules)
         reg("kiln/gemm_f32/4096/" + name,
             [schedule](benchmark::State& s) { generated(s, "gemm.json", false, 4096, schedule); });
+    // f16 on the tensor cores (MMA=1): warps of WT_M x MT_N, mma.sync.m16n8k16, STAGES copies
+    // of the staged tiles in flight (cp.async).
+    auto f16Schedules = schedules;
+    auto mma = [](std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t wtm,
+                  std::int64_t stages) {
+        return std::map<std::string, std::int64_t>{{"MMA", 1},  {"MT_M", m},   {"MT_N", n},
+                                                   {"MT_K", k}, {"WT_M", wtm}, {"STAGES", stages}};
+    };
+    f16Schedules["MMA_MT128x128x32_WT32_S3"] = mma(128, 128, 32, 32, 3);
+    f16Schedules["MMA_MT128x128x64_WT32_S3"] = mma(128, 128, 64, 32, 3);
+    f16Schedules["MMA_MT256x64x32_WT64_S3"] = mma(256, 64, 32, 64, 3);
+    f16Schedules["MMA_MT256x64x64_WT64_S3"] = mma(256, 64, 64, 64, 3);
+    f16Schedules["MMA_MT128x64x32_WT32_S4"] = mma(128, 64, 32, 32, 4);
+    f16Schedules["MMA_MT128x64x64_WT64_S4"] = mma(128, 64, 64, 64, 4);
     for (std::int64_t n : {1024, 4096, 8192}) {
         std::string const size = std::to_string(n);
         reg("cublas/gemm_f16/" + size, [n](benchmark::State& s) { cublasGemm(s, true, n); });
-        for (auto const& [name, schedule] : schedules)
+        for (auto const& [name, schedule] : f16Schedules)
             reg("kiln/gemm_f16/" + size + "/" + name, [n, schedule](benchmark::State& s) {
                 generated(s, "gemm-f16.json", true, n, schedule);
             });

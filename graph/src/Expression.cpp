@@ -480,4 +480,27 @@ Value apply(BinaryOp op, Value a, Value b) {
     return Value::integer(wrap(resultType, r), resultType);
 }
 
+ExprPtr substitute(ExprPtr const& e, std::map<Id, ExprPtr> const& values) {
+    return std::visit(
+        [&](auto const& node) -> ExprPtr {
+            using T = std::decay_t<decltype(node)>;
+            if constexpr (std::is_same_v<T, expr::Index>) {
+                auto const it = values.find(node.dimension);
+                return it == values.end() ? e : it->second;
+            } else if constexpr (std::is_same_v<T, expr::Unary>) {
+                return unary(node.op, substitute(node.arg, values));
+            } else if constexpr (std::is_same_v<T, expr::Binary>) {
+                return binary(node.op, substitute(node.lhs, values), substitute(node.rhs, values));
+            } else if constexpr (std::is_same_v<T, expr::Select>) {
+                return select(substitute(node.condition, values), substitute(node.ifTrue, values),
+                              substitute(node.ifFalse, values));
+            } else if constexpr (std::is_same_v<T, expr::Convert>) {
+                return convert(node.type, substitute(node.arg, values));
+            } else {
+                return e;
+            }
+        },
+        *e);
+}
+
 } // namespace kiln

@@ -114,6 +114,7 @@ std::int64_t IndexFacts::powerOfTwoDivisor(ExprPtr const& e) const {
     switch (b->op) {
     case BinaryOp::Add:
     case BinaryOp::Subtract:
+    case BinaryOp::Modulo: // x % y = x - (x / y) * y
         return std::min(x, y);
     case BinaryOp::Multiply:
         return std::min(kMax, x * y);
@@ -126,55 +127,105 @@ std::int64_t IndexFacts::powerOfTwoDivisor(ExprPtr const& e) const {
     }
 }
 
-std::optional<std::int64_t> IndexFacts::difference(ExprPtr const& a, ExprPtr const& b) {
-    // a - b as a sum of terms with integer coefficients and a constant; sums and differences
-    // are opened, and so are products with a constant ((k + 1) * 64 is k * 64 + 64).
-    struct Linear {
-        std::vector<std::pair<std::int64_t, ExprPtr>> terms;
-        std::int64_t constant = 0;
-    };
-    auto collect = [](auto const& self, ExprPtr const& e, std::int64_t scale,
-                      Linear& into) -> void {
+namespace {
+
+// A sum of terms with integer coefficients and a constant. Sums and differences are opened, and
+// so are products with a constant ((k + 1) * 64 is k * 64 + 64) and remainders by one (x % c is
+// x - (x / c) * c, so a tile's index split and put back together cancels).
+struct Linear {
+    std::vector<std::pair<std::int64_t, ExprPtr>> terms;
+    std::int64_t constant = 0;
+
+    void add(ExprPtr const& e, std::int64_t scale) {
         std::int64_t product = 0;
         if (auto n = literalInt(e); n && !__builtin_mul_overflow(scale, *n, &product) &&
-                                    !__builtin_add_overflow(into.constant, product, &product)) {
-            into.constant = product;
+                                    !__builtin_add_overflow(constant, product, &product)) {
+            constant = product;
             return;
         }
         if (auto const* s = std::get_if<expr::Binary>(e.get())) {
             if (s->op == BinaryOp::Add || s->op == BinaryOp::Subtract) {
-                self(self, s->lhs, scale, into);
-                self(self, s->rhs, s->op == BinaryOp::Add ? scale : -scale, into);
+                add(s->lhs, scale);
+                add(s->rhs, s->op == BinaryOp::Add ? scale : -scale);
                 return;
             }
             std::int64_t scaled = 0;
+            if (s->op == BinaryOp::Modulo) {
+                if (auto n = literalInt(s->rhs);
+                    n && *n != 0 && !__builtin_mul_overflow(scale, -*n, &scaled)) {
+                    add(s->lhs, scale);
+                    add(binary(BinaryOp::Divide, s->lhs, s->rhs), scaled);
+                    return;
+                }
+            }
             if (s->op == BinaryOp::Multiply) {
                 if (auto n = literalInt(s->rhs); n && !__builtin_mul_overflow(scale, *n, &scaled)) {
-                    self(self, s->lhs, scaled, into);
+                    add(s->lhs, scaled);
                     return;
                 }
                 if (auto n = literalInt(s->lhs); n && !__builtin_mul_overflow(scale, *n, &scaled)) {
-                    self(self, s->rhs, scaled, into);
+                    add(s->rhs, scaled);
                     return;
                 }
             }
         }
-        for (auto& term : into.terms) {
+        for (auto& term : terms) {
             std::int64_t sum = 0;
             if (equal(term.second, e) && !__builtin_add_overflow(term.first, scale, &sum)) {
                 term.first = sum;
                 return;
             }
         }
-        into.terms.emplace_back(scale, e);
-    };
+        terms.emplace_back(scale, e);
+    }
+};
+
+} // namespace
+
+std::optional<std::int64_t> IndexFacts::difference(ExprPtr const& a, ExprPtr const& b) {
     Linear x;
-    collect(collect, simplify(a), 1, x);
-    collect(collect, simplify(b), -1, x);
+    x.add(simplify(a), 1);
+    x.add(simplify(b), -1);
     for (auto const& term : x.terms)
         if (term.first != 0)
             return std::nullopt;
     return x.constant;
+}
+
+std::vector<ExprPtr> IndexFacts::alignedWhen(ExprPtr const& offset, std::int64_t width) const {
+    auto const aligned = [&](ExprPtr const& e) {
+        return binary(BinaryOp::Equal, e % literal(width), literal(0));
+    };
+    if (powerOfTwoDivisor(offset) >= width)
+        return {};
+    Linear x;
+    x.add(simplify(offset), 1);
+    if (x.constant % width != 0)
+        return {aligned(offset)};
+    std::vector<ExprPtr> out;
+    auto const push = [&](ExprPtr const& c) {
+        if (std::none_of(out.begin(), out.end(), [&](ExprPtr const& o) { return equal(o, c); }))
+            out.push_back(c);
+    };
+    for (auto const& [coefficient, term] : x.terms) {
+        if (coefficient == 0 ||
+            powerOfTwoDivisor(literal(coefficient)) * powerOfTwoDivisor(term) >= width)
+            continue;
+        // A product with a size known at launch is aligned when the size is.
+        auto const* product = std::get_if<expr::Binary>(term.get());
+        if (product && product->op == BinaryOp::Multiply) {
+            ExprPtr const* size = nullptr;
+            for (ExprPtr const* f : {&product->lhs, &product->rhs})
+                if (evaluationTime(**f) == EvaluationTime::KernelLaunch)
+                    size = f;
+            if (size) {
+                push(aligned(*size));
+                continue;
+            }
+        }
+        push(aligned(simplify(literal(coefficient) * term)));
+    }
+    return out;
 }
 
 std::vector<ExprPtr> IndexFacts::strongest(std::vector<ExprPtr> const& conditions) {

@@ -54,17 +54,38 @@ ExprPtr linearWorkitem(LaunchShape const& shape) {
     return simplify(linear);
 }
 
-SharedLayout sharedLayout(KernelGraph const& graph) {
+ExprPtr SharedLayout::place(Id shared, ExprPtr const& index) const {
+    auto const it = padding.find(shared);
+    if (it == padding.end())
+        return index;
+    return simplify(index + index / literal(it->second.rowLength) * literal(it->second.pad));
+}
+
+SharedLayout sharedLayout(KernelGraph const& graph, bool padRows) {
     SharedLayout layout;
     for (Id d : graph.coordinates.nodes()) {
         auto const& dim = graph.coordinates.node(d);
         if (dim.kind != DimensionKind::Shared)
             continue;
-        std::int64_t const n = constantSize(graph, d, "Shared");
+        std::int64_t n = constantSize(graph, d, "Shared");
+        std::int64_t const bytes = sizeInBytes(dim.dtype.value_or(DataType::F32));
+        if (padRows && bytes == 2) {
+            // The row: the fastest axis of the Flatten that makes the tile.
+            for (Id e : graph.coordinates.incoming(d)) {
+                if (graph.coordinates.edge(e).kind != CoordinateEdgeKind::Flatten)
+                    continue;
+                auto const& size = graph.coordinates.node(graph.coordinates.tails(e).back()).size;
+                auto const row = size ? literalInt(simplify(size)) : std::nullopt;
+                if (row && *row > 0 && *row * bytes % 32 == 0 && n % *row == 0) {
+                    SharedLayout::Padding const p{*row, 16 / bytes};
+                    layout.padding[d] = p;
+                    n += n / p.rowLength * p.pad;
+                }
+            }
+        }
         layout.bytes = (layout.bytes + 15) / 16 * 16;
         layout.offsets[d] = layout.bytes;
-        layout.bytes += static_cast<std::size_t>(n) *
-                        static_cast<std::size_t>(sizeInBytes(dim.dtype.value_or(DataType::F32)));
+        layout.bytes += static_cast<std::size_t>(n) * static_cast<std::size_t>(bytes);
     }
     return layout;
 }

@@ -80,18 +80,13 @@ void PtxCodegen::move(Held& held, Id memory, bool isLoad) {
                 width = w;
                 break;
             }
-        if (width > 1 &&
-            facts_.powerOfTwoDivisor(offsets[start]) < static_cast<std::int64_t>(width))
-            fast.push_back(binary(BinaryOp::Equal, offsets[start] % literal(width), literal(0)));
+        if (width > 1)
+            for (auto const& c :
+                 facts_.alignedWhen(offsets[start], static_cast<std::int64_t>(width)))
+                fast.push_back(c);
         accesses.emplace_back(start, width);
         start += width;
     }
-    // One check for the whole register tile: inside the tensor and aligned, every access is
-    // unguarded; otherwise (a tile on the tensor's edge) each element is moved on its own,
-    // masked.
-    for (auto const& c : conditions)
-        fast.insert(fast.end(), c.begin(), c.end());
-    fast = IndexFacts::strongest(fast);
     PtxBindings const b = bindings();
     std::vector<std::string> addresses(count);
     auto address = [&](std::size_t c) -> std::string const& {
@@ -112,6 +107,59 @@ void PtxCodegen::move(Held& held, Id memory, bool isLoad) {
                                             memoryType(stored), address(c), bits));
         }
     };
+    // A tile of many accesses (a tensor-core warp's fragments: pairs scattered over its tile)
+    // guards each access on its own: moved whole where it is inside the tensor and aligned,
+    // element by element, masked, where not. One check for the whole tile would keep every
+    // address live from the check to its access.
+    if (accesses.size() > 16) {
+        for (auto const& [start, width] : accesses) {
+            writer_.pushScope();
+            std::vector<ExprPtr> whole;
+            for (std::size_t c = start; c < start + width; ++c)
+                whole.insert(whole.end(), conditions[c].begin(), conditions[c].end());
+            if (width > 1)
+                for (auto const& c :
+                     facts_.alignedWhen(offsets[start], static_cast<std::int64_t>(width)))
+                    whole.push_back(c);
+            std::string const p = writer_.emitConditions(IndexFacts::strongest(whole), b);
+            if (width == 1) {
+                scalar(start, p);
+            } else {
+                vector(held, start, width, stored, address(start), isLoad, ".global", p);
+                if (!p.empty()) {
+                    std::string const otherwise = writer_.newRegister(PtxType::Pred);
+                    writer_.instruction(fmt::format("not.pred {}, {}", otherwise, p));
+                    for (std::size_t c = start; c < start + width; ++c) {
+                        std::string const q = writer_.newRegister(PtxType::Pred);
+                        std::string const own = writer_.emitConditions(conditions[c], b);
+                        if (own.empty())
+                            writer_.instruction(fmt::format("mov.pred {}, {}", q, otherwise));
+                        else
+                            writer_.instruction(
+                                fmt::format("and.pred {}, {}, {}", q, otherwise, own));
+                        if (!isLoad) {
+                            scalar(c, q);
+                            continue;
+                        }
+                        // Loaded element by element (zero outside the tensor) only where the
+                        // vector load did not run.
+                        std::string const v = loadScalar(address(c), stored, held.type, q);
+                        writer_.instruction(fmt::format("@{} mov{} {}, {}", otherwise,
+                                                        ptxName(registerType(held.type)),
+                                                        held.registers[c], v));
+                    }
+                }
+            }
+            writer_.popScope();
+        }
+        return;
+    }
+    // Otherwise one check for the whole register tile: inside the tensor and aligned, every
+    // access is unguarded; otherwise (a tile on the tensor's edge) each element is moved on its
+    // own, masked.
+    for (auto const& c : conditions)
+        fast.insert(fast.end(), c.begin(), c.end());
+    fast = IndexFacts::strongest(fast);
     // Each path computes its own addresses, in its own scope: neither runs the other's code.
     std::string const slow = writer_.newLabel("masked"), done = writer_.newLabel("moved");
     if (!fast.empty())
@@ -139,7 +187,8 @@ void PtxCodegen::move(Held& held, Id memory, bool isLoad) {
 // One vector access of `width` consecutive elements: 32-bit words (two 16-bit values each)
 // or whole elements of 4 or 8 bytes.
 void PtxCodegen::vector(Held& held, std::size_t start, std::size_t width, DataType stored,
-                        std::string const& address, bool isLoad, std::string_view space) {
+                        std::string const& address, bool isLoad, std::string_view space,
+                        std::string const& guard) {
     int const bytes = sizeInBytes(stored);
     bool const half = isHalf(stored);
     std::size_t const lanes = half ? width / 2 : width;
@@ -159,7 +208,8 @@ void PtxCodegen::vector(Held& held, std::size_t start, std::size_t width, DataTy
                     lanes > 1 ? fmt::format(".v{}", lanes) : std::string(), laneName);
     (void)bytes;
     if (isLoad) {
-        writer_.instruction(fmt::format("{} {}, [{}]", op, list, address));
+        writer_.instruction(fmt::format("{}{} {}, [{}]", guard.empty() ? "" : "@" + guard + " ", op,
+                                        list, address));
         for (std::size_t k = 0; k < width; ++k) {
             std::string value;
             if (half) {
@@ -191,7 +241,8 @@ void PtxCodegen::vector(Held& held, std::size_t start, std::size_t width, DataTy
             writer_.instruction(fmt::format("mov{} {}, {}", ptxName(laneType), words[k], bits));
         }
     }
-    writer_.instruction(fmt::format("{} [{}], {}", op, address, list));
+    writer_.instruction(
+        fmt::format("{}{} [{}], {}", guard.empty() ? "" : "@" + guard + " ", op, address, list));
 }
 
 void PtxCodegen::assign(Id op, Operation const& o) {

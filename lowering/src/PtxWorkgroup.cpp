@@ -14,11 +14,11 @@
 
 namespace kiln::lowering::detail {
 
-// Every Shared dimension gets a 16-byte aligned place in one kiln_shared array.
+// Every Shared dimension gets a 16-byte aligned place in one kiln_shared array; rows of 16-bit
+// tiles that would meet in the same banks are padded.
 void PtxCodegen::layOutShared() {
-    SharedLayout const layout = sharedLayout(graph_);
-    sharedOffsets_ = layout.offsets;
-    sharedBytes_ = layout.bytes;
+    shared_ = sharedLayout(graph_, /*padRows=*/true);
+    sharedBytes_ = shared_.bytes;
     if (sharedBytes_ == 0)
         return;
     sharedBase_ = writer_.newRegister(PtxType::B32);
@@ -27,17 +27,18 @@ void PtxCodegen::layOutShared() {
 
 std::string PtxCodegen::sharedAddress(Id shared, ExprPtr const& index, SharedBases& bases) {
     DataType const type = graph_.coordinates.node(shared).dtype.value_or(DataType::F32);
+    ExprPtr const place = facts_.reduce(shared_.place(shared, index));
     for (auto const& [base, reg] : bases)
-        if (auto d = IndexFacts::difference(index, base))
+        if (auto d = IndexFacts::difference(place, base))
             return *d == 0 ? reg : fmt::format("{}{:+}", reg, *d * sizeInBytes(type));
-    ExprPtr const bytes = simplify(index * literal(sizeInBytes(type)) +
-                                   literal(static_cast<std::int64_t>(sharedOffsets_.at(shared))));
+    ExprPtr const bytes = simplify(place * literal(sizeInBytes(type)) +
+                                   literal(static_cast<std::int64_t>(shared_.offsets.at(shared))));
     std::string const wide = writer_.emitIndex(bytes, bindings());
     std::string const narrow = writer_.newRegister(PtxType::B32),
                       address = writer_.newRegister(PtxType::B32);
     writer_.instruction(fmt::format("cvt.u32.u64 {}, {}", narrow, wide));
     writer_.instruction(fmt::format("add.u32 {}, {}, {}", address, sharedBase_, narrow));
-    bases.emplace_back(index, address);
+    bases.emplace_back(place, address);
     return address;
 }
 
@@ -110,7 +111,23 @@ void PtxCodegen::storeShared(Id op) {
     Id const memory = graph_.mapping.get(view->second, role::source);
     DataType const stored = tensorType(memory);
     DataType const staged = graph_.coordinates.node(shared).dtype.value_or(stored);
-    Distribution const dist = distributionOf(graph_, source);
+    Distribution dist = distributionOf(graph_, source);
+    // Runs go along the local index that is contiguous in the tensor, whichever it is.
+    auto offsetWith = [&](std::size_t one) {
+        auto k = known();
+        for (std::size_t i = 0; i < dist.locals.size(); ++i)
+            k[dist.locals[i]] = literal(i == one ? 1 : 0);
+        return solveIndices(graph_, k, {memory}, facts_).at(memory);
+    };
+    ExprPtr const origin = offsetWith(dist.locals.size());
+    for (std::size_t i = 0; i + 1 < dist.locals.size(); ++i) {
+        if (IndexFacts::difference(offsetWith(i), origin) == std::int64_t{1}) {
+            std::rotate(dist.locals.begin() + static_cast<std::ptrdiff_t>(i),
+                        dist.locals.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                        dist.locals.end());
+            break;
+        }
+    }
     std::vector<std::int64_t> sizes;
     std::int64_t count = 1;
     for (Id l : dist.locals) {
@@ -164,6 +181,13 @@ void PtxCodegen::storeShared(Id op) {
             vectorized = d && *d == v;
         }
         std::string const address = globalAddress(memory, offsets[0], stored);
+        // A run staged as it is stored, into consecutive, aligned slots, is copied as raw bytes:
+        // asynchronously where the target has cp.async (waited for at the next barrier).
+        bool raw =
+            vectorized && staged == stored && width * sizeInBytes(stored) >= 4 &&
+            facts_.powerOfTwoDivisor(facts_.reduce(shared_.place(shared, places[0]))) >= width;
+        for (std::int64_t v = 1; v < width && raw; ++v)
+            raw = IndexFacts::difference(places[static_cast<std::size_t>(v)], places[0]) == v;
         auto scalarLoads = [&] {
             for (std::size_t v = 0; v < static_cast<std::size_t>(width); ++v) {
                 std::string const a = v == 0 ? address : globalAddress(memory, offsets[v], stored);
@@ -173,6 +197,48 @@ void PtxCodegen::storeShared(Id op) {
                                                 run.registers[v], value));
             }
         };
+        auto scalarStores = [&] {
+            std::string const guard = writer_.emitConditions(tail, b);
+            for (std::size_t v = 0; v < static_cast<std::size_t>(width); ++v) {
+                std::string const bits = storable(run.registers[v], staged, staged);
+                writer_.instruction(
+                    fmt::format("{}st.shared{} [{}], {}", guard.empty() ? "" : "@" + guard + " ",
+                                memoryType(staged), sharedAddress(shared, places[v], bases), bits));
+            }
+        };
+        if (raw) {
+            std::vector<ExprPtr> all;
+            for (auto const& c : conditions)
+                for (auto const& e : c)
+                    if (std::none_of(all.begin(), all.end(),
+                                     [&](ExprPtr const& x) { return equal(x, e); }))
+                        all.push_back(e);
+            for (auto const& c : facts_.alignedWhen(offsets[0], width))
+                all.push_back(c);
+            all = IndexFacts::strongest(all);
+            std::string const scalarPath = writer_.newLabel("scalar"),
+                              done = writer_.newLabel("staged");
+            // Before the branch: the scalar path reuses it for the run's other slots.
+            std::string const to = sharedAddress(shared, places[0], bases);
+            if (!all.empty())
+                writer_.instruction(
+                    fmt::format("@!{} bra {}", writer_.emitConditions(all, b), scalarPath));
+            copyToShared(to, address, width * sizeInBytes(stored));
+            if (!all.empty()) {
+                writer_.instruction(fmt::format("bra.uni {}", done));
+                // Its own scope and its own shared addresses: what it computes does not exist
+                // where the copy ran.
+                writer_.label(scalarPath);
+                writer_.pushScope();
+                std::size_t const known = bases.size();
+                scalarLoads();
+                scalarStores();
+                bases.resize(known);
+                writer_.popScope();
+                writer_.label(done);
+            }
+            continue;
+        }
         if (!vectorized) {
             scalarLoads();
         } else {
@@ -184,8 +250,9 @@ void PtxCodegen::storeShared(Id op) {
                     if (std::none_of(all.begin(), all.end(),
                                      [&](ExprPtr const& x) { return equal(x, e); }))
                         all.push_back(e);
-            if (facts_.powerOfTwoDivisor(offsets[0]) < width)
-                all.push_back(binary(BinaryOp::Equal, offsets[0] % literal(width), literal(0)));
+            for (auto const& c : facts_.alignedWhen(offsets[0], width))
+                all.push_back(c);
+            all = IndexFacts::strongest(all);
             std::string const scalarPath = writer_.newLabel("scalar"),
                               done = writer_.newLabel("staged");
             if (!all.empty())
@@ -195,20 +262,42 @@ void PtxCodegen::storeShared(Id op) {
             if (!all.empty()) {
                 writer_.instruction(fmt::format("bra.uni {}", done));
                 writer_.label(scalarPath);
+                writer_.pushScope();
                 scalarLoads();
+                writer_.popScope();
                 writer_.label(done);
             }
         }
         // Into shared memory: zeros for the elements outside the tensor, so that a Multiply
         // over a ragged K sums nothing for them. A workitem without elements writes nothing.
-        std::string const guard = writer_.emitConditions(tail, b);
-        for (std::size_t v = 0; v < static_cast<std::size_t>(width); ++v) {
-            std::string const bits = storable(run.registers[v], staged, staged);
-            writer_.instruction(
-                fmt::format("{}st.shared{} [{}], {}", guard.empty() ? "" : "@" + guard + " ",
-                            memoryType(staged), sharedAddress(shared, places[v], bases), bits));
-        }
+        scalarStores();
     }
+}
+
+// `bytes` (4, 8 or 16) from global `from` to shared `to`.
+void PtxCodegen::copyToShared(std::string const& to, std::string const& from, std::int64_t bytes) {
+    if (asyncCopies_) {
+        writer_.instruction(fmt::format("cp.async.{}.shared.global [{}], [{}], {}",
+                                        bytes == 16 ? "cg" : "ca", to, from, bytes));
+        asyncPending_ = true;
+        return;
+    }
+    std::vector<std::string> words;
+    for (std::int64_t w = 0; w < bytes / 4; ++w)
+        words.push_back(writer_.newRegister(PtxType::B32));
+    std::string const list =
+        words.size() == 1 ? words.front() : fmt::format("{{{}}}", fmt::join(words, ", "));
+    std::string const vec = words.size() == 1 ? "" : fmt::format(".v{}", words.size());
+    writer_.instruction(fmt::format("ld.global{}.b32 {}, [{}]", vec, list, from));
+    writer_.instruction(fmt::format("st.shared{}.b32 [{}], {}", vec, to, list));
+}
+
+// A barrier; copies still in flight land first.
+void PtxCodegen::barrier() {
+    if (asyncPending_)
+        writer_.instruction("cp.async.wait_all");
+    asyncPending_ = false;
+    writer_.instruction("bar.sync 0");
 }
 
 void PtxCodegen::loadShared(Id op) {
@@ -258,6 +347,8 @@ void PtxCodegen::multiply(Id op, Operation const& o, Id into) {
     if (!into)
         for (auto const& r : acc.registers)
             writer_.instruction(fmt::format("mov.f32 {}, 0f00000000", r));
+    if (auto const plan = tensorCorePlan(c, acc))
+        return multiplyOnTensorCores(*plan, c, acc);
     std::vector<IndexSolution> solutions;
     for (auto const& e : acc.elements)
         solutions.push_back(e.at);

@@ -134,6 +134,7 @@ TEST(SearchSpace, AParameterThePipelineDoesNotReadIsAnError) {
     rules::Pipeline const pipeline = rules::loadPipeline(kSource + "/rules/gemm.pipeline.json");
     EXPECT_EQ(errorOf([&] { checkAgainstPipeline(s, pipeline); }),
               "test.space.json:2:9: error: 'MT_Q' is not a parameter of pipeline 'gemm' (did you "
-              "mean 'MT_K'?); it reads MIN_BLOCKS, MT_K, MT_M, MT_N, STAGES, TT_M, TT_N [at "
+              "mean 'MT_K'?); it reads MIN_BLOCKS, MMA, MT_K, MT_M, MT_N, STAGES, TT_M, TT_N, WT_M "
+              "[at "
               "/parameters/MT_Q]");
 }

@@ -21,7 +21,7 @@ TEST_P(GeneratedKernelGpuTest, MatchesTheReference) {
     GpuCase const& c = GetParam();
     std::string const target = device()->description().target;
     KernelGraph const graph = lowered(c.command, c.pipeline, c.params, target);
-    auto const kernel = lowering::emitKernel(graph, {.target = target});
+    auto const kernel = lowering::emitKernel(graph, {.target = target, .schedule = c.params});
     Command const command = loadCommand(sourcePath("examples/" + c.command));
     auto problem = command.defaults;
     for (auto const& [name, value] : c.problem)
@@ -57,6 +57,47 @@ INSTANTIATE_TEST_SUITE_P(
                 "elementwise.pipeline.json",
                 {{"VEC", 4}, {"WG_SIZE", 64}},
                 {}},
+        GpuCase{"gemm_f32_ragged", "gemm.json", "gemm.pipeline.json", {}, {}},
+        GpuCase{"gemm_f32_prefetch",
+                "gemm.json",
+                "gemm.pipeline.json",
+                {{"STAGES", 2}},
+                {{"M", 200}, {"N", 130}, {"K", 40}}},
+        // Tensor cores (MMA=1): tiles that fit and tiles that overhang, rows whose length
+        // (K = 77) leaves 16-byte runs unaligned, both operand orders (bf16: A and B stored
+        // transposed, alpha/beta with C), prefetch deeper than the K loop is long.
+        GpuCase{"gemm_f16_mma_64x64",
+                "gemm-f16.json",
+                "gemm.pipeline.json",
+                {{"MMA", 1}, {"MT_M", 64}, {"MT_N", 64}, {"MT_K", 32}, {"WT_M", 32}},
+                {{"M", 200}, {"N", 136}, {"K", 88}}},
+        GpuCase{"gemm_f16_mma_64x64_4_stages",
+                "gemm-f16.json",
+                "gemm.pipeline.json",
+                {{"MMA", 1}, {"MT_M", 64}, {"MT_N", 64}, {"MT_K", 32}, {"WT_M", 32}, {"STAGES", 4}},
+                {{"M", 200}, {"N", 136}, {"K", 88}}},
+        GpuCase{
+            "gemm_f16_mma_128x128_k77",
+            "gemm-f16.json",
+            "gemm.pipeline.json",
+            {{"MMA", 1}, {"MT_M", 128}, {"MT_N", 128}, {"MT_K", 32}, {"WT_M", 32}, {"STAGES", 3}},
+            {{"M", 300}, {"N", 260}, {"K", 77}}},
+        GpuCase{
+            "gemm_f16_mma_128x128_3_stages",
+            "gemm-f16.json",
+            "gemm.pipeline.json",
+            {{"MMA", 1}, {"MT_M", 128}, {"MT_N", 128}, {"MT_K", 32}, {"WT_M", 32}, {"STAGES", 3}},
+            {{"M", 384}, {"N", 256}, {"K", 512}}},
+        GpuCase{"gemm_f16_mma_warp64",
+                "gemm-f16.json",
+                "gemm.pipeline.json",
+                {{"MMA", 1}, {"MT_M", 128}, {"MT_N", 64}, {"MT_K", 16}, {"WT_M", 64}},
+                {{"M", 256}, {"N", 192}, {"K", 256}}},
+        GpuCase{"gemm_bf16_mma_transposed",
+                "gemm-bf16.json",
+                "gemm.pipeline.json",
+                {{"MMA", 1}, {"MT_M", 64}, {"MT_N", 64}, {"MT_K", 32}, {"WT_M", 32}, {"STAGES", 2}},
+                {{"M", 130}, {"N", 90}, {"K", 72}}},
         GpuCase{"row_sum", "row-reduction.json", "reduction.pipeline.json", {}, {}},
         GpuCase{"row_sum_tall",
                 "row-reduction.json",

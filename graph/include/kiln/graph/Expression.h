@@ -11,6 +11,7 @@
 #include "kiln/graph/Id.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <variant>
@@ -163,6 +164,9 @@ bool isWeak(Expression const& e);
 
 /// Structural equality.
 bool equal(ExprPtr const& a, ExprPtr const& b);
+
+/// `e` with the indices in `values` replaced by their expressions (not simplified).
+ExprPtr substitute(ExprPtr const& e, std::map<Id, ExprPtr> const& values);
 
 /// The integer value of a literal, if `e` is one.
 std::optional<std::int64_t> literalInt(ExprPtr const& e);

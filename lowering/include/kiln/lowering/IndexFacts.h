@@ -33,6 +33,12 @@ public:
     std::int64_t powerOfTwoDivisor(ExprPtr const& e) const;
     /// a - b when it is the same constant for every launch (a and b differ in a literal term).
     static std::optional<std::int64_t> difference(ExprPtr const& a, ExprPtr const& b);
+    /// Conditions that together imply `offset % width == 0` (width a power of two), each as
+    /// cheap as can be: terms that are multiples of `width` drop out, and a product with a size
+    /// known at launch asks only that the size be a multiple (`row * K + k * 8` with width 8 is
+    /// aligned when `K % 8 == 0`). Empty when it always holds. Sufficient, not necessary: a
+    /// caller keeps a slower path for what they leave out.
+    std::vector<ExprPtr> alignedWhen(ExprPtr const& offset, std::int64_t width) const;
     /// The conditions that imply all of `conditions`: duplicates go, and of `x + a < n` and
     /// `x + b < n` only the larger left side stays (of `x + a >= 0` and `x + b >= 0` the smaller).
     static std::vector<ExprPtr> strongest(std::vector<ExprPtr> const& conditions);

@@ -35,13 +35,26 @@ LaunchShape launchShape(KernelGraph const& graph);
 ExprPtr linearWorkitem(LaunchShape const& shape);
 
 /// Where each Shared dimension lies in the workgroup's shared memory (LDS on AMD targets).
+///
+/// A padded tile keeps `pad` unused elements after each row of `rowLength`. ldmatrix reads 16
+/// bytes from each of eight rows at once; they fall in eight different bank groups only when a
+/// row is an odd number of 16-byte units long, so 16-bit tiles whose rows are a multiple of 32
+/// bytes get 16 bytes more a row.
 struct SharedLayout {
+    struct Padding {
+        std::int64_t rowLength = 0, pad = 0; ///< in elements
+    };
     std::map<Id, std::size_t> offsets; ///< Shared dimension -> byte offset, 16-byte aligned
+    std::map<Id, Padding> padding;     ///< the padded Shared dimensions
     std::size_t bytes = 0;             ///< the whole workgroup's
+
+    /// Where element `index` of Shared dimension `shared` lies, in elements from its start.
+    ExprPtr place(Id shared, ExprPtr const& index) const;
 };
 
-/// Every Shared dimension of `graph` laid out in id order; a UserError for one without a
-/// constant size.
-SharedLayout sharedLayout(KernelGraph const& graph);
+/// Every Shared dimension of `graph` laid out in id order; with `padRows`, tiles of 16-bit
+/// elements whose rows are a multiple of 32 bytes are padded by 16 bytes a row. A UserError
+/// for a Shared dimension without a constant size.
+SharedLayout sharedLayout(KernelGraph const& graph, bool padRows = false);
 
 } // namespace kiln::lowering

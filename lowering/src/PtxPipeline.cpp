@@ -1,0 +1,126 @@
+// Prefetch: a loop that stages tiles through shared memory, software-pipelined over STAGES
+// copies of its shared memory (the schedule parameter STAGES >= 2, targets with cp.async).
+//
+// The loop body splits into the producer (the staged tiles' loads and their StoreShared, which
+// become cp.async copies) and the consumer (everything else: the reads of the staged tiles,
+// the Multiply, the accumulation); the graph's Barriers go, the pipeline places its own. The
+// producer runs STAGES - 1 iterations ahead:
+//
+//     produce(0) .. produce(STAGES - 2), each one cp.async group
+//     loop i:  wait until group i has landed; barrier
+//              produce(i + STAGES - 1) into copy (i + STAGES - 1) % STAGES; commit
+//              consume(i) from copy i % STAGES
+//
+// so that STAGES - 1 tiles are in flight while one is multiplied. The copy produce(i + STAGES
+// - 1) overwrites is the one consume(i - 1) read, and every workitem has passed the barrier of
+// iteration i, so it is done with it. The producer of
+// iteration i + s is the same code at loop counter + s: its indices are solved with the counter
+// shifted (known()), its copies guarded by the loop's condition at the shifted counter.
+#include "PtxCodegen.h"
+
+namespace kiln::lowering::detail {
+
+bool PtxCodegen::pipelinedLoop(Id op, Operation const& o) {
+    auto const stagesIt = options_.schedule.find("STAGES");
+    if (!asyncCopies_ || stagesIt == options_.schedule.end() || stagesIt->second < 2)
+        return false;
+    std::int64_t const stages = stagesIt->second;
+    auto const inits = graph_.successors(op, ControlEdgeKind::Initialize);
+    auto const steps = graph_.successors(op, ControlEdgeKind::ForLoopIncrement);
+    if (steps.size() != 1)
+        return false;
+    auto const& step = graph_.control.node(steps[0]);
+    Id const counter = graph_.mapping.get(steps[0], role::dest);
+    if (step.kind != OperationKind::Assign ||
+        IndexFacts::difference(step.expression, index(counter)) != std::int64_t{1})
+        return false;
+
+    auto const body = graph_.sequence(op, ControlEdgeKind::Body);
+    std::set<Id> staged;
+    for (Id b : body)
+        if (graph_.control.node(b).kind == OperationKind::StoreShared)
+            staged.insert(graph_.mapping.get(b, role::source));
+    if (staged.empty())
+        return false;
+    std::vector<Id> producer, consumer;
+    for (Id b : body) {
+        switch (graph_.control.node(b).kind) {
+        case OperationKind::StoreShared:
+            producer.push_back(b);
+            break;
+        case OperationKind::LoadTiled:
+        case OperationKind::LoadLinear:
+            (staged.contains(graph_.mapping.get(b, role::dest)) ? producer : consumer).push_back(b);
+            break;
+        case OperationKind::Barrier:
+            break;
+        case OperationKind::LoadShared:
+        case OperationKind::Multiply:
+        case OperationKind::Assign:
+            consumer.push_back(b);
+            break;
+        default: // control flow or stores inside: not pipelined
+            return false;
+        }
+    }
+
+    // STAGES copies of everything staged, each 128-byte aligned.
+    std::int64_t const stageBytes = static_cast<std::int64_t>((shared_.bytes + 127) / 128 * 128);
+    sharedBytes_ = static_cast<std::size_t>(stageBytes * stages);
+    std::string const first = sharedBase_;
+    auto copyAt = [&](std::int64_t s) {
+        std::string const r = writer_.newRegister(PtxType::B32);
+        writer_.instruction(fmt::format("add.u32 {}, {}, {}", r, first, s * stageBytes));
+        return r;
+    };
+    // The producer of iteration counter + `shift`, into the copy at `base`: one cp.async group.
+    auto produce = [&](std::int64_t shift, std::string const& base) {
+        writer_.pushScope();
+        ExprPtr const shifted = simplify(index(counter) + literal(shift));
+        shifted_[counter] = shifted;
+        std::string const p = writer_.emit(simplify(substitute(o.expression, {{counter, shifted}})),
+                                           DataType::Bool, bindings());
+        std::string const skip = writer_.newLabel("produced");
+        writer_.instruction(fmt::format("@!{} bra {}", p, skip));
+        sharedBase_ = base;
+        list(producer);
+        sharedBase_ = first;
+        writer_.label(skip);
+        writer_.instruction("cp.async.commit_group");
+        asyncPending_ = false;
+        shifted_.clear();
+        writer_.popScope();
+    };
+
+    for (Id init : inits)
+        operation(init);
+    for (std::int64_t s = 0; s + 1 < stages; ++s)
+        produce(s, copyAt(s));
+    std::string const read = copyAt(0), write = copyAt(stages - 1),
+                      end = copyAt(stages); // one past the last copy
+    std::string const top = writer_.newLabel("loop"), done = writer_.newLabel("done");
+    writer_.label(top);
+    writer_.pushScope();
+    std::string const p = writer_.emit(o.expression, DataType::Bool, bindings());
+    writer_.instruction(fmt::format("@!{} bra {}", p, done));
+    writer_.instruction(fmt::format("cp.async.wait_group {}", stages - 2));
+    writer_.instruction("bar.sync 0");
+    produce(stages - 1, write);
+    sharedBase_ = read;
+    list(consumer);
+    sharedBase_ = first;
+    operation(steps[0]);
+    for (std::string const& r : {read, write}) { // on to the next copy, round the ring
+        std::string const wrapped = writer_.newRegister(PtxType::Pred);
+        writer_.instruction(fmt::format("add.u32 {0}, {0}, {1}", r, stageBytes));
+        writer_.instruction(fmt::format("setp.eq.u32 {}, {}, {}", wrapped, r, end));
+        writer_.instruction(fmt::format("selp.b32 {0}, {1}, {0}, {2}", r, first, wrapped));
+    }
+    writer_.popScope();
+    writer_.instruction(fmt::format("bra.uni {}", top));
+    writer_.label(done);
+    writer_.instruction("cp.async.wait_all");
+    return true;
+}
+
+} // namespace kiln::lowering::detail

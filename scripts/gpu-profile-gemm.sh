@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# gpu-profile-gemm.sh: on the GPU machine, profile one generated GEMM with Nsight Compute and run
+# one GEMM under compute-sanitizer, for the questions a benchmark figure leaves open (what the
+# warps wait on, whether an access is out of bounds or misaligned). Logs under $OUT.
+#
+#   OUT=/tmp/out PARAMS=MMA=1,MT_M=128,MT_N=128,MT_K=32,WT_M=32,STAGES=3 SIZE=4096 \
+#       scripts/gpu-profile-gemm.sh
+#   CHECK_PARAMS=... CHECK_SIZES="--size M=200 --size N=136 --size K=88"  (the sanitizer's run)
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-profile-out}
+BUILD=${KILN_GPU_BUILD:-/tmp/kiln-gpu}
+COMMAND=${COMMAND:-examples/gemm-f16.json}
+PARAMS=${PARAMS:-MMA=1,MT_M=128,MT_N=128,MT_K=32,WT_M=32,STAGES=3}
+SIZE=${SIZE:-4096}
+mkdir -p "$OUT"
+PATH=/usr/local/cuda/bin:$PATH
+
+if [ ! -x "$BUILD/tools/kiln/kiln" ]; then
+    cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1 &&
+        cmake --build "$BUILD" -j "$(nproc)" --target kiln >"$OUT/build.log" 2>&1 ||
+        { tail -30 "$OUT/build.log"; exit 1; }
+fi
+kiln="$BUILD/tools/kiln/kiln"
+
+if [ -n "${CHECK_PARAMS:-}" ]; then
+    echo "== compute-sanitizer: $COMMAND $CHECK_PARAMS ${CHECK_SIZES:-}"
+    # shellcheck disable=SC2086
+    compute-sanitizer --tool memcheck --show-backtrace no "$kiln" run "$COMMAND" \
+        --pipeline rules/gemm.pipeline.json --params "$CHECK_PARAMS" ${CHECK_SIZES:-} \
+        >"$OUT/sanitizer.log" 2>&1
+    grep -E "Invalid|misaligned|Address|at 0x|ERROR SUMMARY|max relative" "$OUT/sanitizer.log" |
+        awk '!seen[$0]++' | head -20
+fi
+
+echo "== ncu: $COMMAND $PARAMS at $SIZE cubed"
+ncu --kernel-name regex:kiln_ --launch-skip 1 --launch-count 1 \
+    --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
+    --section MemoryWorkloadAnalysis_Tables --section Occupancy --section LaunchStats \
+    "$kiln" run "$COMMAND" --pipeline rules/gemm.pipeline.json --params "$PARAMS" \
+    --size M="$SIZE" --size N="$SIZE" --size K="$SIZE" --repetitions 2 >"$OUT/ncu.log" 2>&1
+grep -E "Duration|Throughput|Stall|Warp Cycles|Issued|Eligible|Registers|Achieved Occupancy|Theoretical Occupancy|Bank|Block Limit|max relative" \
+    "$OUT/ncu.log" | head -60

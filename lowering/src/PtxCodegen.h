@@ -121,6 +121,8 @@ private:
                     fmt::format("mov.u32 {}, %{}.{}", r32, group ? "ctaid" : "tid", axes[a]));
                 writer_.instruction(fmt::format("cvt.u64.u32 {}, {}", r, r32));
                 indices_[*d] = r;
+                if (literalInt(simplify(graph_.coordinates.node(*d).size)) == std::int64_t{1})
+                    units_.insert(*d);
             }
         }
     }
@@ -283,7 +285,9 @@ private:
         std::map<Id, ExprPtr> k;
         for (auto const& [d, r] : indices_) {
             auto const shifted = shifted_.find(d);
-            k.emplace(d, shifted == shifted_.end() ? index(d) : shifted->second);
+            k.emplace(d, shifted != shifted_.end() ? shifted->second
+                         : units_.contains(d)      ? literal(0) // one warp, one workgroup
+                                                   : index(d));
         }
         return k;
     }
@@ -512,6 +516,7 @@ private:
     bool asyncCopies_ = false;      ///< the target has cp.async
     bool asyncPending_ = false;     ///< cp.async copies issued since the last barrier
     std::map<Id, ExprPtr> shifted_; ///< loop counters as a pipelined loop's producer sees them
+    std::set<Id> units_;            ///< hardware indices of size 1: always 0
     std::string sharedBase_;        ///< u32 register: kiln_shared's address
 };
 

@@ -183,13 +183,17 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     double const mtK = double(param(params, "MT_K", 16));
     double const stages = double(std::max<std::int64_t>(param(params, "STAGES", 1), 0));
     double const inBytes = sizeInBytes(p.inputType);
-    // A TT_M x TT_N register tile per workitem (Kiln's SIMT GEMM) fixes the workgroup size and
+    // MMA = 1: warps of WT_M x MT_N accumulators on the tensor cores (gemm-warp-tiles). Else a
+    // TT_M x TT_N register tile per workitem (Kiln's SIMT GEMM) fixes the workgroup size and
     // means FMA code: no matrix instructions.
+    bool const warpTiles = param(params, "MMA", 0) == 1;
+    double const wtM = double(std::max<std::int64_t>(param(params, "WT_M", 32), 1));
     double const ttM = double(param(params, "TT_M", 0)), ttN = double(param(params, "TT_N", 0));
-    bool const registerTiles = ttM > 0 && ttN > 0;
+    bool const registerTiles = !warpTiles && ttM > 0 && ttN > 0;
     CostEstimate e;
     e.threads = static_cast<int>(
-        registerTiles
+        warpTiles ? ceilDiv(mtM, wtM) * mc.wave
+        : registerTiles
             ? ceilDiv(mtM, ttM) * ceilDiv(mtN, ttN)
             : param(params, "WG_SIZE", std::int64_t(std::clamp(mtM * mtN / 32, mc.wave, 256.0))));
     double const accumulators = std::ceil(mtM * mtN / e.threads);
@@ -243,10 +247,12 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
                                           : 1.0;
     e.computeUs = tilesPerSm * tileFlops / (peak / mc.sms * issue * fmaShare) * 1e6;
 
-    // Shared memory: each warp of a warpsM x warpsN grid reads its rows of A and columns of B.
+    // Shared memory: each warp of a warpsM x warpsN grid reads its rows of A and columns of B
+    // (warp tiles are stacked along M: every warp reads all of B).
     double const warps = ceilDiv(e.threads, mc.wave);
-    double const warpsM = std::max(1.0, std::floor(std::sqrt(warps * mtM / mtN)));
-    double const warpsN = std::max(1.0, std::floor(warps / warpsM));
+    double const warpsM =
+        warpTiles ? warps : std::max(1.0, std::floor(std::sqrt(warps * mtM / mtN)));
+    double const warpsN = warpTiles ? 1.0 : std::max(1.0, std::floor(warps / warpsM));
     double const sharedPerClock = factOr(a, "shared_banks", 32) * factOr(a, "shared_bank_bytes", 4);
     // With register tiles, a warp's lanes run along N (x fastest): per K index it reads
     // TT_N-element rows of B for each of its columns and TT_M-element columns of A for each

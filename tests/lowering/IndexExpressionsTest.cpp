@@ -68,5 +68,32 @@ TEST(IndexFacts, RangesDivisorsAndDifferences) {
     EXPECT_EQ(lowering::IndexFacts::difference(lane + literal(1), index(t.wg)), std::nullopt);
 }
 
+TEST(IndexFacts, ATileIndexSplitAndPutBackTogetherCancels) {
+    TiledRows t;
+    auto const w = index(t.wi) * literal(8);
+    // (w / 32) * 32 + (w % 32 + 1) is w + 1, whatever w is.
+    EXPECT_EQ(lowering::IndexFacts::difference(
+                  w / literal(32) * literal(32) + (w % literal(32) + literal(1)), w),
+              1);
+    lowering::IndexFacts const facts(t.graph);
+    // A remainder keeps what both sides are multiples of.
+    EXPECT_EQ(facts.powerOfTwoDivisor(w % literal(32)), 8);
+}
+
+TEST(IndexFacts, AlignmentIsAskedOfTheSizeAProductDependsOn) {
+    TiledRows t;
+    lowering::IndexFacts const facts(t.graph);
+    auto const K = argument("N", DataType::I64), lane = index(t.wi);
+    // row * K + 8 * lane is a multiple of 8 when K is: one check for every row.
+    auto const c = facts.alignedWhen((index(t.wg) * literal(64) + lane) * K + lane * literal(8), 8);
+    ASSERT_EQ(c.size(), 1u);
+    EXPECT_EQ(toString(c[0]), "N % 8 == 0");
+    EXPECT_TRUE(facts.alignedWhen(lane * literal(16), 8).empty());
+    // An odd constant cannot be helped by the other terms' sizes: the whole offset is checked.
+    auto const odd = facts.alignedWhen(lane * K + literal(3), 4);
+    ASSERT_EQ(odd.size(), 1u);
+    EXPECT_EQ(toString(odd[0]), "(index#" + std::to_string(t.wi) + " * N + 3) % 4 == 0");
+}
+
 } // namespace
 } // namespace kiln::test

@@ -34,6 +34,21 @@ std::vector<Case> const kCases = {
      "gemm.pipeline.json",
      {{"MT_M", 128}, {"MT_N", 64}, {"MT_K", 8}, {"TT_M", 8}, {"TT_N", 4}},
      255},
+    {"gemm_prefetch", "gemm.json", "gemm.pipeline.json", {{"STAGES", 2}}},
+    {"gemm_f16_mma",
+     "gemm-f16.json",
+     "gemm.pipeline.json",
+     {{"MMA", 1}, {"MT_M", 16}, {"MT_N", 16}, {"MT_K", 16}, {"WT_M", 16}, {"STAGES", 2}}},
+    {"gemm_f16_mma_128x128",
+     "gemm-f16.json",
+     "gemm.pipeline.json",
+     {{"MMA", 1}, {"MT_M", 128}, {"MT_N", 128}, {"MT_K", 32}, {"WT_M", 32}, {"STAGES", 3}},
+     255},
+    {"gemm_bf16_mma",
+     "gemm-bf16.json",
+     "gemm.pipeline.json",
+     {{"MMA", 1}, {"MT_M", 32}, {"MT_N", 64}, {"MT_K", 32}, {"WT_M", 32}, {"STAGES", 2}},
+     255},
 };
 
 class PtxasTest : public ::testing::TestWithParam<std::tuple<Case, std::string>> {};
@@ -42,8 +57,8 @@ TEST_P(PtxasTest, EmittedKernelAssembles) {
     auto const& [c, target] = GetParam();
     if (!runtime::findPtxas())
         GTEST_SKIP() << "no ptxas on this machine";
-    auto const kernel =
-        lowering::emitKernel(lowered(c.command, c.pipeline, c.params, target), {.target = target});
+    auto const kernel = lowering::emitKernel(lowered(c.command, c.pipeline, c.params, target),
+                                             {.target = target, .schedule = c.params});
     auto const result = runtime::assemblePtx(kernel.code, target);
     ASSERT_TRUE(result.ok()) << result.error().message() << "\n" << kernel.code;
     EXPECT_GT(result.value().registers, 0);
@@ -99,6 +114,66 @@ TEST(PtxCodegen, GemmStagesThroughSharedMemoryAndAccumulatesInRegisters) {
     EXPECT_EQ(occurrences(kernel.code, "st.shared.f32"), 2u * 4);
     EXPECT_EQ(occurrences(kernel.code, "bar.sync 0"), 3u);
     EXPECT_NE(kernel.code.find("ld.global.v4.f32"), std::string::npos);
+}
+
+// MMA = 1 for an f16 GEMM of 64 x 64 x 32 tiles: two warps of 32 x 64, each 2 x 8 fragments.
+lowering::EmittedKernel tensorCoreGemm(std::string const& command,
+                                       std::map<std::string, std::int64_t> params = {}) {
+    std::map<std::string, std::int64_t> schedule = {
+        {"MMA", 1}, {"MT_M", 64}, {"MT_N", 64}, {"MT_K", 32}, {"WT_M", 32}};
+    for (auto const& [name, value] : params)
+        schedule[name] = value;
+    return lowering::emitKernel(lowered(command, "gemm.pipeline.json", schedule),
+                                {.target = "sm_90a", .schedule = schedule});
+}
+
+TEST(PtxCodegen, TensorCoreGemmReadsFragmentsWithLdmatrixAndMultipliesWithMmaSync) {
+    auto const kernel = tensorCoreGemm("gemm-f16.json");
+    EXPECT_EQ(kernel.block[0], 4); // a lane's column pair
+    EXPECT_EQ(kernel.block[1], 8); // its row
+    EXPECT_EQ(kernel.block[2], 2); // the warp
+    // Per warp and K step of 16: 2 x 8 fragments, two steps per K slice of 32.
+    EXPECT_EQ(occurrences(kernel.code, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+              2u * 8 * 2);
+    // A is K-contiguous (row-major): plain ldmatrix; B is N-contiguous: .trans, two 8-column
+    // slabs per ldmatrix.x4.
+    EXPECT_EQ(occurrences(kernel.code, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 2u * 2);
+    EXPECT_EQ(occurrences(kernel.code, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), 4u * 2);
+    // The 16-byte runs of both slices go by cp.async: 64 x 32 and 32 x 64 halves over 64 lanes.
+    EXPECT_EQ(occurrences(kernel.code, "cp.async.cg.shared.global"), 4u + 4);
+    EXPECT_EQ(occurrences(kernel.code, "fma.rn.f32"), 0u);
+    // Rows padded by 16 bytes: A 64 x (32 + 8), B 32 x (64 + 8) halves.
+    EXPECT_EQ(kernel.sharedBytes, 64u * 40 * 2 + 32 * 72 * 2);
+}
+
+TEST(PtxCodegen, TransposedOperandsAreReadWithTheOtherLdmatrix) {
+    // bf16, A stored K x M (contiguous along M: .trans) and B stored N x K (along K: plain).
+    auto const kernel = tensorCoreGemm("gemm-bf16.json");
+    EXPECT_EQ(occurrences(kernel.code, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
+              2u * 8 * 2);
+    EXPECT_EQ(occurrences(kernel.code, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), 2u * 2);
+    EXPECT_EQ(occurrences(kernel.code, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 4u * 2);
+}
+
+TEST(PtxCodegen, WithoutSixteenBitOperandsTheWarpLayoutMultipliesWithFma) {
+    // The warps' layout is a layout like any other: f32 operands take the SIMT path on it.
+    auto const kernel = tensorCoreGemm("gemm.json");
+    EXPECT_EQ(occurrences(kernel.code, "mma.sync"), 0u);
+    EXPECT_EQ(occurrences(kernel.code, "fma.rn.f32"), 2u * 8 * 4 * 32);
+}
+
+TEST(PtxCodegen, PrefetchKeepsStagesMinusOneSlicesInFlight) {
+    auto const one = tensorCoreGemm("gemm-f16.json");
+    auto const three = tensorCoreGemm("gemm-f16.json", {{"STAGES", 3}});
+    EXPECT_EQ(occurrences(one.code, "cp.async.commit_group"), 0u);
+    EXPECT_EQ(occurrences(one.code, "cp.async.wait_all"), 2u); // at each slice's barrier
+    // Two slices before the loop, one per iteration; wait for all but one before each.
+    EXPECT_EQ(occurrences(three.code, "cp.async.commit_group"), 3u);
+    EXPECT_EQ(occurrences(three.code, "cp.async.wait_group 1"), 1u);
+    EXPECT_EQ(occurrences(three.code, "bar.sync 0"), 1u);
+    EXPECT_EQ(three.sharedBytes, 3 * ((one.sharedBytes + 127) / 128 * 128));
+    // The producer runs at the loop counter + 0 and + 1 before the loop, + 2 inside it.
+    EXPECT_EQ(occurrences(three.code, "cp.async.cg.shared.global"), 3u * 8);
 }
 
 TEST(PtxCodegen, GemmWithoutRegisterTilesIsRefusedWithTheReason) {
@@ -176,7 +251,7 @@ class PtxGolden : public ::testing::TestWithParam<Case> {};
 TEST_P(PtxGolden, MatchesTheGoldenFile) {
     Case const& c = GetParam();
     auto const kernel = lowering::emitKernel(lowered(c.command, c.pipeline, c.params, "sm_90"),
-                                             {.target = "sm_90"});
+                                             {.target = "sm_90", .schedule = c.params});
     std::string const path = sourcePath("tests/golden/ptx/" + c.name + ".sm_90.ptx");
     if (char const* update = std::getenv("KILN_UPDATE_GOLDEN"); update && *update == '1') {
         std::ofstream(path) << kernel.code;
@@ -190,7 +265,7 @@ TEST_P(PtxGolden, MatchesTheGoldenFile) {
     EXPECT_EQ(kernel.code, golden.str());
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, PtxGolden, ::testing::Values(kCases[0], kCases[3]),
+INSTANTIATE_TEST_SUITE_P(Kernels, PtxGolden, ::testing::Values(kCases[0], kCases[3], kCases[11]),
                          [](auto const& p) { return p.param.name; });
 
 } // namespace

@@ -247,10 +247,11 @@ int main(int argc, char** argv) {
     };
     f16Schedules["MMA_MT128x128x32_WT32_S3"] = mma(128, 128, 32, 32, 3);
     f16Schedules["MMA_MT128x128x64_WT32_S3"] = mma(128, 128, 64, 32, 3);
-    f16Schedules["MMA_MT256x64x32_WT64_S3"] = mma(256, 64, 32, 64, 3);
-    f16Schedules["MMA_MT256x64x64_WT64_S3"] = mma(256, 64, 64, 64, 3);
-    f16Schedules["MMA_MT128x64x32_WT32_S4"] = mma(128, 64, 32, 32, 4);
-    f16Schedules["MMA_MT128x64x64_WT64_S4"] = mma(128, 64, 64, 64, 4);
+    f16Schedules["MMA_MT128x128x32_WT16_S3"] = mma(128, 128, 32, 16, 3);
+    f16Schedules["MMA_MT128x128x32_WT16_S4"] = mma(128, 128, 32, 16, 4);
+    f16Schedules["MMA_MT128x64x32_WT16_S4"] = mma(128, 64, 32, 16, 4);
+    f16Schedules["MMA_MT256x128x32_WT32_S3"] = mma(256, 128, 32, 32, 3);
+    f16Schedules["MMA_MT64x128x32_WT16_S4"] = mma(64, 128, 32, 16, 4);
     for (std::int64_t n : {1024, 4096, 8192}) {
         std::string const size = std::to_string(n);
         reg("cublas/gemm_f16/" + size, [n](benchmark::State& s) { cublasGemm(s, true, n); });

@@ -6,6 +6,7 @@
 #
 #   OUT=/tmp/out scripts/gpu-check.sh            # build folder: $KILN_GPU_BUILD or /tmp/kiln-gpu
 #   SKIP="gpu-bench codegen" scripts/gpu-check.sh  # leave steps out: gpu-bench codegen gemm tune
+#   GEMM_FILTER=f16 scripts/gpu-check.sh           # only the GEMM benchmarks matching a regex
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -70,7 +71,8 @@ fi
 step "kiln_gemm_bench: generated GEMM against cuBLAS"
 : >"$OUT/gemm-bench.log"
 if want gemm; then
-    "$BUILD/bench/kiln_gemm_bench" --benchmark_out="$OUT/gemm-bench.json" \
+    "$BUILD/bench/kiln_gemm_bench" --benchmark_filter="${GEMM_FILTER:-.}" \
+        --benchmark_out="$OUT/gemm-bench.json" \
         --benchmark_out_format=json >"$OUT/gemm-bench.log" 2>&1 || status=1
 fi
 

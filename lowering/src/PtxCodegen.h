@@ -478,11 +478,22 @@ private:
     void layOutShared();
     void storeShared(Id op);
     void copyToShared(std::string const& to, std::string const& from, std::int64_t bytes);
+    void copyBranchFree(std::string const& to, std::string const& from, ExprPtr const& offset,
+                        std::int64_t width, DataType stored,
+                        std::vector<std::vector<ExprPtr>> const& conditions);
     void barrier();
     void loadShared(Id op);
     void multiply(Id op, Operation const& o, Id into = 0);
     // Prefetch (PtxPipeline.cpp): false when the loop is not one it pipelines.
     bool pipelinedLoop(Id op, Operation const& o);
+    struct Pipeline {
+        Id op;
+        Operation const& o;
+        Id counter, increment;
+        std::int64_t stages, stageBytes;
+        std::vector<Id> producer, consumer;
+    };
+    void emitPipeline(Pipeline const& pipeline, bool fast);
     // Tensor cores (PtxTensorCores.cpp).
     std::optional<MmaPlan> tensorCorePlan(Contraction const& c, Held const& acc);
     std::optional<ExprPtr> operandIndex(Id shared, Id along, ExprPtr const& where, Id kAxis,
@@ -517,7 +528,12 @@ private:
     bool asyncPending_ = false;     ///< cp.async copies issued since the last barrier
     std::map<Id, ExprPtr> shifted_; ///< loop counters as a pipelined loop's producer sees them
     std::set<Id> units_;            ///< hardware indices of size 1: always 0
-    std::string sharedBase_;        ///< u32 register: kiln_shared's address
+    // A pipelined loop's fast version (PtxPipeline.cpp): staged runs copied without branches.
+    bool branchFree_ = false;
+    bool branchFreeFailed_ = false;           ///< a run needed a branch after all
+    std::vector<ExprPtr> assumed_;            ///< launch-time conditions the copies assume
+    std::vector<ExprPtr> producerConditions_; ///< every copy's, as well as its own
+    std::string sharedBase_;                  ///< u32 register: kiln_shared's address
 };
 
 } // namespace detail

@@ -67,52 +67,102 @@ bool PtxCodegen::pipelinedLoop(Id op, Operation const& o) {
     // STAGES copies of everything staged, each 128-byte aligned.
     std::int64_t const stageBytes = static_cast<std::int64_t>((shared_.bytes + 127) / 128 * 128);
     sharedBytes_ = static_cast<std::size_t>(stageBytes * stages);
+    Pipeline const pipeline{op, o, counter, steps[0], stages, stageBytes, producer, consumer};
+
+    // The fast version copies without a branch and lets ptxas interleave the copies' address
+    // arithmetic with the multiply (one basic block); it needs alignment that only sizes decide,
+    // checked once before it. Where it does not hold, or a copy cannot go without a branch, the
+    // plain version runs.
+    std::size_t const mark = writer_.mark();
+    branchFree_ = true;
+    branchFreeFailed_ = false;
+    assumed_.clear();
+    writer_.pushScope();
+    emitPipeline(pipeline, /*fast=*/true);
+    writer_.popScope();
+    branchFree_ = false;
+    std::string const fast = writer_.cut(mark);
+    if (branchFreeFailed_) {
+        emitPipeline(pipeline, /*fast=*/false);
+        return true;
+    }
+    std::string const aligned = writer_.emitConditions(assumed_, bindings());
+    std::string const plain = writer_.newLabel("unaligned"), after = writer_.newLabel("pipelined");
+    if (!aligned.empty())
+        writer_.instruction(fmt::format("@!{} bra {}", aligned, plain));
+    writer_.append(fast);
+    if (aligned.empty())
+        return true;
+    writer_.instruction(fmt::format("bra.uni {}", after));
+    writer_.label(plain);
+    writer_.pushScope();
+    emitPipeline(pipeline, /*fast=*/false);
+    writer_.popScope();
+    writer_.label(after);
+    return true;
+}
+
+void PtxCodegen::emitPipeline(Pipeline const& pl, bool fast) {
     std::string const first = sharedBase_;
     auto copyAt = [&](std::int64_t s) {
         std::string const r = writer_.newRegister(PtxType::B32);
-        writer_.instruction(fmt::format("add.u32 {}, {}, {}", r, first, s * stageBytes));
+        writer_.instruction(fmt::format("add.u32 {}, {}, {}", r, first, s * pl.stageBytes));
         return r;
     };
     // The producer of iteration counter + `shift`, into the copy at `base`: one cp.async group.
+    // The plain version skips it past the loop's end; the fast one copies nothing there.
     auto produce = [&](std::int64_t shift, std::string const& base) {
         writer_.pushScope();
-        ExprPtr const shifted = simplify(index(counter) + literal(shift));
-        shifted_[counter] = shifted;
-        std::string const p = writer_.emit(simplify(substitute(o.expression, {{counter, shifted}})),
-                                           DataType::Bool, bindings());
+        ExprPtr const shifted = simplify(index(pl.counter) + literal(shift));
+        shifted_[pl.counter] = shifted;
+        ExprPtr const inside = simplify(substitute(pl.o.expression, {{pl.counter, shifted}}));
         std::string const skip = writer_.newLabel("produced");
-        writer_.instruction(fmt::format("@!{} bra {}", p, skip));
+        if (fast)
+            producerConditions_ = {inside};
+        else
+            writer_.instruction(
+                fmt::format("@!{} bra {}", writer_.emit(inside, DataType::Bool, bindings()), skip));
         sharedBase_ = base;
-        list(producer);
+        list(pl.producer);
         sharedBase_ = first;
-        writer_.label(skip);
+        if (!fast)
+            writer_.label(skip);
         writer_.instruction("cp.async.commit_group");
         asyncPending_ = false;
         shifted_.clear();
+        producerConditions_.clear();
         writer_.popScope();
     };
 
-    for (Id init : inits)
+    for (Id init : graph_.successors(pl.op, ControlEdgeKind::Initialize))
         operation(init);
-    for (std::int64_t s = 0; s + 1 < stages; ++s)
+    for (std::int64_t s = 0; s + 1 < pl.stages; ++s)
         produce(s, copyAt(s));
-    std::string const read = copyAt(0), write = copyAt(stages - 1),
-                      end = copyAt(stages); // one past the last copy
+    std::string const read = copyAt(0), write = copyAt(pl.stages - 1),
+                      end = copyAt(pl.stages); // one past the last copy
     std::string const top = writer_.newLabel("loop"), done = writer_.newLabel("done");
     writer_.label(top);
     writer_.pushScope();
-    std::string const p = writer_.emit(o.expression, DataType::Bool, bindings());
+    std::string const p = writer_.emit(pl.o.expression, DataType::Bool, bindings());
     writer_.instruction(fmt::format("@!{} bra {}", p, done));
-    writer_.instruction(fmt::format("cp.async.wait_group {}", stages - 2));
+    writer_.instruction(fmt::format("cp.async.wait_group {}", pl.stages - 2));
     writer_.instruction("bar.sync 0");
-    produce(stages - 1, write);
-    sharedBase_ = read;
-    list(consumer);
-    sharedBase_ = first;
-    operation(steps[0]);
+    auto consume = [&] {
+        sharedBase_ = read;
+        list(pl.consumer);
+        sharedBase_ = first;
+    };
+    // The fast version multiplies first: the copies' arithmetic fills the multiply's gaps and
+    // the copies follow its last shared-memory read.
+    if (fast)
+        consume();
+    produce(pl.stages - 1, write);
+    if (!fast)
+        consume();
+    operation(pl.increment);
     for (std::string const& r : {read, write}) { // on to the next copy, round the ring
         std::string const wrapped = writer_.newRegister(PtxType::Pred);
-        writer_.instruction(fmt::format("add.u32 {0}, {0}, {1}", r, stageBytes));
+        writer_.instruction(fmt::format("add.u32 {0}, {0}, {1}", r, pl.stageBytes));
         writer_.instruction(fmt::format("setp.eq.u32 {}, {}, {}", wrapped, r, end));
         writer_.instruction(fmt::format("selp.b32 {0}, {1}, {0}, {2}", r, first, wrapped));
     }
@@ -120,7 +170,6 @@ bool PtxCodegen::pipelinedLoop(Id op, Operation const& o) {
     writer_.instruction(fmt::format("bra.uni {}", top));
     writer_.label(done);
     writer_.instruction("cp.async.wait_all");
-    return true;
 }
 
 } // namespace kiln::lowering::detail

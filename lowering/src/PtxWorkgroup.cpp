@@ -206,6 +206,11 @@ void PtxCodegen::storeShared(Id op) {
                                 memoryType(staged), sharedAddress(shared, places[v], bases), bits));
             }
         };
+        if (raw && branchFree_) {
+            copyBranchFree(sharedAddress(shared, places[0], bases), address, offsets[0], width,
+                           stored, conditions);
+            continue;
+        }
         if (raw) {
             std::vector<ExprPtr> all;
             for (auto const& c : conditions)
@@ -272,6 +277,75 @@ void PtxCodegen::storeShared(Id op) {
         // over a ragged K sums nothing for them. A workitem without elements writes nothing.
         scalarStores();
     }
+}
+
+// A run copied with one cp.async whatever lies outside the tensor: the copy reads only the
+// run's elements that are inside (a prefix of it, the run going along the contiguous axis) and
+// fills the rest with zeros. Alignment is assumed, as a condition on sizes the caller checks
+// before it runs this code (assumed_); runs that need more than that set branchFreeFailed_.
+void PtxCodegen::copyBranchFree(std::string const& to, std::string const& from,
+                                ExprPtr const& offset, std::int64_t width, DataType stored,
+                                std::vector<std::vector<ExprPtr>> const& conditions) {
+    std::int64_t const bytes = width * sizeInBytes(stored);
+    for (auto const& c : facts_.alignedWhen(offset, width)) {
+        if (evaluationTime(*c) > EvaluationTime::KernelLaunch || bytes < 4) {
+            branchFreeFailed_ = true;
+            return;
+        }
+        if (std::none_of(assumed_.begin(), assumed_.end(),
+                         [&](ExprPtr const& x) { return equal(x, c); }))
+            assumed_.push_back(c);
+    }
+    // Conditions every element has, and one `x + v < n` more for element v (or none).
+    std::vector<ExprPtr> common = producerConditions_;
+    for (auto const& c : conditions[0])
+        if (std::all_of(conditions.begin(), conditions.end(), [&](auto const& of) {
+                return std::any_of(of.begin(), of.end(),
+                                   [&](ExprPtr const& x) { return equal(x, c); });
+            }))
+            common.push_back(c);
+    std::optional<std::pair<ExprPtr, ExprPtr>> edge; // x + 0 and n of element 0
+    for (std::size_t v = 0; v < conditions.size(); ++v) {
+        std::vector<ExprPtr> own;
+        for (auto const& c : conditions[v])
+            if (std::none_of(common.begin(), common.end(),
+                             [&](ExprPtr const& x) { return equal(x, c); }))
+                own.push_back(c);
+        if (own.empty())
+            continue;
+        auto const* less = std::get_if<expr::Binary>(own.front().get());
+        if (own.size() != 1 || !less || less->op != BinaryOp::Less) {
+            branchFreeFailed_ = true;
+            return;
+        }
+        if (!edge)
+            edge = {simplify(less->lhs - literal(static_cast<std::int64_t>(v))), less->rhs};
+        if (!equal(less->rhs, edge->second) ||
+            IndexFacts::difference(less->lhs, edge->first) != static_cast<std::int64_t>(v)) {
+            branchFreeFailed_ = true;
+            return;
+        }
+    }
+    PtxBindings const b = bindings();
+    std::string size = std::to_string(bytes);
+    if (edge) { // the elements below n: clamp(n - x, 0, width)
+        std::string const n = writer_.emitIndex(simplify(edge->second - edge->first), b);
+        std::string const clamped = writer_.newRegister(PtxType::S64),
+                          narrow = writer_.newRegister(PtxType::B32);
+        writer_.instruction(fmt::format("max.s64 {}, {}, 0", clamped, n));
+        writer_.instruction(fmt::format("min.s64 {0}, {0}, {1}", clamped, width));
+        writer_.instruction(fmt::format("cvt.u32.u64 {}, {}", narrow, clamped));
+        writer_.instruction(fmt::format("mul.lo.u32 {0}, {0}, {1}", narrow, sizeInBytes(stored)));
+        size = narrow;
+    }
+    if (std::string const p = writer_.emitConditions(common, b); !p.empty()) {
+        std::string const guarded = writer_.newRegister(PtxType::B32);
+        writer_.instruction(fmt::format("selp.b32 {}, {}, 0, {}", guarded, size, p));
+        size = guarded;
+    }
+    writer_.instruction(fmt::format("cp.async.{}.shared.global [{}], [{}], {}, {}",
+                                    bytes == 16 ? "cg" : "ca", to, from, bytes, size));
+    asyncPending_ = true;
 }
 
 // `bytes` (4, 8 or 16) from global `from` to shared `to`.

@@ -137,6 +137,13 @@ void PtxWriter::instruction(std::string const& text) {
     body_ += "    " + text + ";\n";
 }
 
+std::string PtxWriter::cut(std::size_t mark) {
+    KILN_ASSERT(mark <= body_.size(), "cut at {} past the body's end", mark);
+    std::string text = body_.substr(mark);
+    body_.resize(mark);
+    return text;
+}
+
 void PtxWriter::label(std::string const& name) {
     body_ += name + ":\n";
 }

@@ -167,13 +167,23 @@ TEST(PtxCodegen, PrefetchKeepsStagesMinusOneSlicesInFlight) {
     auto const three = tensorCoreGemm("gemm-f16.json", {{"STAGES", 3}});
     EXPECT_EQ(occurrences(one.code, "cp.async.commit_group"), 0u);
     EXPECT_EQ(occurrences(one.code, "cp.async.wait_all"), 2u); // at each slice's barrier
-    // Two slices before the loop, one per iteration; wait for all but one before each.
-    EXPECT_EQ(occurrences(three.code, "cp.async.commit_group"), 3u);
-    EXPECT_EQ(occurrences(three.code, "cp.async.wait_group 1"), 1u);
-    EXPECT_EQ(occurrences(three.code, "bar.sync 0"), 1u);
+    // Two versions of the loop: without branches where K and N are multiples of 8 (every run
+    // aligned), and with them. In each: two slices before the loop, one per iteration, and a
+    // wait for all but one before each iteration's single barrier.
+    EXPECT_EQ(occurrences(three.code, "cp.async.commit_group"), 2u * 3);
+    EXPECT_EQ(occurrences(three.code, "cp.async.wait_group 1"), 2u);
+    EXPECT_EQ(occurrences(three.code, "bar.sync 0"), 2u);
     EXPECT_EQ(three.sharedBytes, 3 * ((one.sharedBytes + 127) / 128 * 128));
     // The producer runs at the loop counter + 0 and + 1 before the loop, + 2 inside it.
-    EXPECT_EQ(occurrences(three.code, "cp.async.cg.shared.global"), 3u * 8);
+    EXPECT_EQ(occurrences(three.code, "cp.async.cg.shared.global"), 2u * 3 * 8);
+    // The fast loop is one basic block from its barrier to its back edge: its copies zero-fill
+    // what lies outside the tensor (a byte count, not a branch), after the multiply.
+    auto const top = three.code.find("bar.sync 0"), end = three.code.find("bra.uni $loop", top);
+    std::string const fast = three.code.substr(top, end - top);
+    EXPECT_EQ(occurrences(fast, "bra"), 0u);
+    EXPECT_EQ(occurrences(fast, "cp.async.cg.shared.global"), 8u);
+    EXPECT_LT(fast.rfind("mma.sync"), fast.find("cp.async.cg.shared.global"));
+    EXPECT_NE(three.code.find("bra $unaligned"), std::string::npos);
 }
 
 TEST(PtxCodegen, GemmWithoutRegisterTilesIsRefusedWithTheReason) {

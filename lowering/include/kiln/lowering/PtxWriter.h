@@ -71,6 +71,12 @@ public:
     void pushScope();
     void popScope();
 
+    /// Where the body ends now; `cut` removes and returns what was written since, `append`
+    /// writes such text back (to emit code whose guard is known only after it is written).
+    std::size_t mark() const { return body_.size(); }
+    std::string cut(std::size_t mark);
+    void append(std::string const& text) { body_ += text; }
+
     /// The register declarations followed by the body.
     std::string declarations() const;
     std::string const& body() const { return body_; }

@@ -34,6 +34,19 @@ if [ -n "${CHECK_PARAMS:-}" ]; then
         awk '!seen[$0]++' | head -20
 fi
 
+echo "== ncu metrics: stall reasons per issued instruction, pipes"
+stalls=""
+for r in barrier long_scoreboard short_scoreboard math_pipe_throttle wait mio_throttle \
+         not_selected selected dispatch_stall lg_throttle no_instructions branch_resolving; do
+    stalls+="smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio,"
+done
+ncu --kernel-name regex:kiln_ --launch-skip 1 --launch-count 1 \
+    --metrics "${stalls}sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,smsp__inst_executed_pipe_tensor_op_hmma.sum,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum" \
+    "$kiln" run "$COMMAND" --pipeline rules/gemm.pipeline.json --params "$PARAMS" \
+    --size M="$SIZE" --size N="$SIZE" --size K="$SIZE" --repetitions 2 >"$OUT/ncu-metrics.log" 2>&1
+grep -E "stalled|pipe|inst_executed|issue_active|bank" "$OUT/ncu-metrics.log" |
+    sed -e 's/smsp__average_warps_issue_stalled_//' -e 's/_per_issue_active.ratio//'
+
 echo "== ncu: $COMMAND $PARAMS at $SIZE cubed"
 ncu --kernel-name regex:kiln_ --launch-skip 1 --launch-count 1 \
     --section SpeedOfLight --section WarpStateStats --section SchedulerStats \

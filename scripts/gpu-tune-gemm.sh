@@ -9,6 +9,9 @@
 #   OUT=/tmp/out scripts/gpu-tune-gemm.sh        # build folder: $KILN_GPU_BUILD or /tmp/kiln-tune
 #   SIZE=2048 BUDGET=40 STEP_SECONDS=200 ...     # the defaults
 #   RESUME=path/exhaustive.jsonl ...             # go on with an earlier exhaustive sweep's records
+#   F16=1 GUIDED_SIZES="1024 4096 8192" BUDGET=24 ...
+#       # the f16 GEMM (examples/gemm-f16.json over examples/gemm.space.json, tensor cores
+#       # included): only model-guided sweeps at GUIDED_SIZES, and cuBLAS f16 in the same run
 # Everything worth keeping is packed into $OUT/tune.tgz at the end (one file to fetch).
 set -uo pipefail
 
@@ -29,10 +32,15 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log"
     cmake --build "$BUILD" -j "$JOBS" --target kiln kiln_gemm_bench >"$OUT/build.log" 2>&1 ||
     { grep -E "error" -A5 "$OUT/build.log" | head -40; exit 1; }
 KILN="$BUILD/tools/kiln/kiln"
-problem() { echo examples/gemm.json --space examples/gemm-f32.space.json \
-    --size M="$1" --size N="$1" --size K="$1"; }
+F16=${F16:-0}
+GUIDED_SIZES=${GUIDED_SIZES:-1024 4096}
+COMMAND=examples/gemm.json SPACE=examples/gemm-f32.space.json CUBLAS=cublas/sgemm
+[ "$F16" = 1 ] && COMMAND=examples/gemm-f16.json SPACE=examples/gemm.space.json \
+    CUBLAS=cublas/gemm_f16
+problem() { echo "$COMMAND" --space "$SPACE" --size M="$1" --size N="$1" --size K="$1"; }
 MEASURE=(--evaluator cuda -j "$JOBS" --warmup 2 --repetitions 10 --quiet)
 
+[ "$F16" = 1 ] || {
 step "exhaustive sweep at ${SIZE}^3, measured"
 timeout "$STEP_SECONDS" "$KILN" tune $(problem "$SIZE") "${MEASURE[@]}" --strategy exhaustive \
     --db "$OUT/exhaustive.jsonl" -o "$REPORTS/exhaustive" >"$OUT/exhaustive.log" 2>&1
@@ -46,16 +54,17 @@ for strategy in random evolutionary model-guided; do
     "$KILN" db reach "$OUT/$strategy.jsonl" --reference "$OUT/exhaustive.jsonl" --within 2 \
         >"$OUT/$strategy.reach.txt" 2>&1
 done
+}
 
-for size in 1024 4096; do
-    step "model-guided at ${size}^3, 16 candidates"
-    timeout 60 "$KILN" tune $(problem "$size") "${MEASURE[@]}" --strategy model-guided \
-        --budget 16 --db "$OUT/guided-$size.jsonl" -o "$REPORTS/guided-$size" \
-        >"$OUT/guided-$size.log" 2>&1
+for size in $GUIDED_SIZES; do
+    step "model-guided at ${size}^3, ${GUIDED_BUDGET:-16} candidates"
+    timeout "${GUIDED_SECONDS:-60}" "$KILN" tune $(problem "$size") "${MEASURE[@]}" \
+        --strategy model-guided --budget "${GUIDED_BUDGET:-16}" --db "$OUT/guided-$size.jsonl" \
+        -o "$REPORTS/guided-$size" >"$OUT/guided-$size.log" 2>&1
 done
 
 step "cuBLAS in the same run"
-timeout 60 "$BUILD/bench/kiln_gemm_bench" --benchmark_filter='cublas/sgemm' \
+timeout 60 "$BUILD/bench/kiln_gemm_bench" --benchmark_filter="$CUBLAS" \
     >"$OUT/cublas.log" 2>&1
 step "done"
 cp "$REPORTS/exhaustive/"*/report.txt "$OUT/exhaustive.report.txt" 2>/dev/null
@@ -64,9 +73,10 @@ cp "$REPORTS/exhaustive/"*/sweep.svg "$OUT/exhaustive.svg" 2>/dev/null
 tar xzf "$OUT/tune.tgz" -C "$REPORTS"
 echo
 echo "================ summary ================"
-for db in exhaustive random evolutionary model-guided guided-1024 guided-4096; do
+for db in exhaustive random evolutionary model-guided $(for s in $GUIDED_SIZES; do echo guided-$s; done); do
+    [ -f "$REPORTS/$db.jsonl" ] || continue
     echo "-- $db: $(wc -l <"$REPORTS/$db.jsonl" 2>/dev/null) records"
     "$KILN" db best "$REPORTS/$db.jsonl" 2>&1 | tail -3
 done
-cat "$REPORTS"/*.reach.txt
+cat "$REPORTS"/*.reach.txt 2>/dev/null
 grep -E "cublas" "$REPORTS/cublas.log"

@@ -480,7 +480,8 @@ private:
     void copyToShared(std::string const& to, std::string const& from, std::int64_t bytes);
     void copyBranchFree(std::string const& to, std::string const& from, ExprPtr const& offset,
                         std::int64_t width, DataType stored,
-                        std::vector<std::vector<ExprPtr>> const& conditions);
+                        std::vector<std::vector<ExprPtr>> const& conditions,
+                        std::vector<ExprPtr> const& tail);
     void barrier();
     void loadShared(Id op);
     void multiply(Id op, Operation const& o, Id into = 0);

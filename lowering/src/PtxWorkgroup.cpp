@@ -208,7 +208,7 @@ void PtxCodegen::storeShared(Id op) {
         };
         if (raw && branchFree_) {
             copyBranchFree(sharedAddress(shared, places[0], bases), address, offsets[0], width,
-                           stored, conditions);
+                           stored, conditions, tail);
             continue;
         }
         if (raw) {
@@ -283,9 +283,12 @@ void PtxCodegen::storeShared(Id op) {
 // run's elements that are inside (a prefix of it, the run going along the contiguous axis) and
 // fills the rest with zeros. Alignment is assumed, as a condition on sizes the caller checks
 // before it runs this code (assumed_); runs that need more than that set branchFreeFailed_.
+// A workitem left without a run (`tail`, the last round of a tile that does not divide evenly)
+// copies nothing: its slot lies outside the tile, and even zeros must not land there.
 void PtxCodegen::copyBranchFree(std::string const& to, std::string const& from,
                                 ExprPtr const& offset, std::int64_t width, DataType stored,
-                                std::vector<std::vector<ExprPtr>> const& conditions) {
+                                std::vector<std::vector<ExprPtr>> const& conditions,
+                                std::vector<ExprPtr> const& tail) {
     std::int64_t const bytes = width * sizeInBytes(stored);
     for (auto const& c : facts_.alignedWhen(offset, width)) {
         if (evaluationTime(*c) > EvaluationTime::KernelLaunch || bytes < 4) {
@@ -297,9 +300,12 @@ void PtxCodegen::copyBranchFree(std::string const& to, std::string const& from,
             assumed_.push_back(c);
     }
     // Conditions every element has, and one `x + v < n` more for element v (or none).
+    auto const isTail = [&](ExprPtr const& c) {
+        return std::any_of(tail.begin(), tail.end(), [&](ExprPtr const& t) { return equal(t, c); });
+    };
     std::vector<ExprPtr> common = producerConditions_;
     for (auto const& c : conditions[0])
-        if (std::all_of(conditions.begin(), conditions.end(), [&](auto const& of) {
+        if (!isTail(c) && std::all_of(conditions.begin(), conditions.end(), [&](auto const& of) {
                 return std::any_of(of.begin(), of.end(),
                                    [&](ExprPtr const& x) { return equal(x, c); });
             }))
@@ -308,8 +314,8 @@ void PtxCodegen::copyBranchFree(std::string const& to, std::string const& from,
     for (std::size_t v = 0; v < conditions.size(); ++v) {
         std::vector<ExprPtr> own;
         for (auto const& c : conditions[v])
-            if (std::none_of(common.begin(), common.end(),
-                             [&](ExprPtr const& x) { return equal(x, c); }))
+            if (!isTail(c) && std::none_of(common.begin(), common.end(),
+                                           [&](ExprPtr const& x) { return equal(x, c); }))
                 own.push_back(c);
         if (own.empty())
             continue;
@@ -343,7 +349,9 @@ void PtxCodegen::copyBranchFree(std::string const& to, std::string const& from,
         writer_.instruction(fmt::format("selp.b32 {}, {}, 0, {}", guarded, size, p));
         size = guarded;
     }
-    writer_.instruction(fmt::format("cp.async.{}.shared.global [{}], [{}], {}, {}",
+    std::string const present = writer_.emitConditions(tail, b);
+    writer_.instruction(fmt::format("{}cp.async.{}.shared.global [{}], [{}], {}, {}",
+                                    present.empty() ? "" : "@" + present + " ",
                                     bytes == 16 ? "cg" : "ca", to, from, bytes, size));
     asyncPending_ = true;
 }

@@ -103,6 +103,18 @@ INSTANTIATE_TEST_SUITE_P(
                 "gemm.pipeline.json",
                 {{"MMA", 1}, {"MT_M", 64}, {"MT_N", 64}, {"MT_K", 32}, {"WT_M", 32}, {"STAGES", 3}},
                 {{"M", 136}, {"N", 96}, {"K", 72}}},
+        // Prefetch where the last round of a staged tile leaves workitems without a run: they
+        // must not copy (even zeros) at all.
+        GpuCase{"gemm_f16_simt_prefetch",
+                "gemm-f16.json",
+                "gemm.pipeline.json",
+                {{"STAGES", 2}},
+                {{"M", 256}, {"N", 192}, {"K", 256}}},
+        GpuCase{"gemm_f16_mma_prefetch_partial_rounds",
+                "gemm-f16.json",
+                "gemm.pipeline.json",
+                {{"MMA", 1}, {"MT_M", 64}, {"MT_N", 32}, {"MT_K", 16}, {"WT_M", 16}, {"STAGES", 3}},
+                {{"M", 200}, {"N", 136}, {"K", 88}}},
         GpuCase{"row_sum", "row-reduction.json", "reduction.pipeline.json", {}, {}},
         GpuCase{"row_sum_tall",
                 "row-reduction.json",

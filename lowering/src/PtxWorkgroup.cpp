@@ -206,12 +206,9 @@ void PtxCodegen::storeShared(Id op) {
                                 memoryType(staged), sharedAddress(shared, places[v], bases), bits));
             }
         };
-        if (raw && branchFree_) {
-            copyBranchFree(sharedAddress(shared, places[0], bases), address, offsets[0], width,
-                           stored, conditions, tail);
-            continue;
-        }
-        if (raw) {
+        // The run moves whole when every element is inside the tensor and its start is aligned,
+        // which a size known only at launch (a row length) may decide.
+        auto const wholeRun = [&] {
             std::vector<ExprPtr> all;
             for (auto const& c : conditions)
                 for (auto const& e : c)
@@ -220,7 +217,15 @@ void PtxCodegen::storeShared(Id op) {
                         all.push_back(e);
             for (auto const& c : facts_.alignedWhen(offsets[0], width))
                 all.push_back(c);
-            all = IndexFacts::strongest(all);
+            return IndexFacts::strongest(all);
+        };
+        if (raw && branchFree_) {
+            copyBranchFree(sharedAddress(shared, places[0], bases), address, offsets[0], width,
+                           stored, conditions, tail);
+            continue;
+        }
+        if (raw) {
+            auto const all = wholeRun();
             std::string const scalarPath = writer_.newLabel("scalar"),
                               done = writer_.newLabel("staged");
             // Before the branch: the scalar path reuses it for the run's other slots.
@@ -247,17 +252,7 @@ void PtxCodegen::storeShared(Id op) {
         if (!vectorized) {
             scalarLoads();
         } else {
-            // The vector access needs every element inside the tensor and an aligned address,
-            // which a size known only at launch (a row length) decides.
-            std::vector<ExprPtr> all;
-            for (auto const& c : conditions)
-                for (auto const& e : c)
-                    if (std::none_of(all.begin(), all.end(),
-                                     [&](ExprPtr const& x) { return equal(x, e); }))
-                        all.push_back(e);
-            for (auto const& c : facts_.alignedWhen(offsets[0], width))
-                all.push_back(c);
-            all = IndexFacts::strongest(all);
+            auto const all = wholeRun();
             std::string const scalarPath = writer_.newLabel("scalar"),
                               done = writer_.newLabel("staged");
             if (!all.empty())

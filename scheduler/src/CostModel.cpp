@@ -222,14 +222,26 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     e.waves = tiles / concurrent;
 
     // Compute: padded tiles at the matrix (or FP32) rate, per multiprocessor, with enough warps.
+    // Warp tiles multiply with mma.sync: at its rate from the instruction table (flops per
+    // instruction over issue cycles, on every tensor core), not the part's matrix peak, which
+    // on Hopper only wgmma reaches.
     bool const matrix = (p.inputType == DataType::F16 || p.inputType == DataType::BF16) &&
                         hasMatrixUnit(a) && !registerTiles;
-    double const peak = matrix ? factOr(a,
-                                        p.inputType == DataType::BF16 ? "peak_bf16_matrix_gflops"
-                                                                      : "peak_fp16_matrix_gflops",
-                                        1000) *
-                                     1e9
-                               : factOr(a, "peak_fp32_gflops", 1000) * 1e9;
+    double peak = matrix ? factOr(a,
+                                  p.inputType == DataType::BF16 ? "peak_bf16_matrix_gflops"
+                                                                : "peak_fp16_matrix_gflops",
+                                  1000) *
+                               1e9
+                         : factOr(a, "peak_fp32_gflops", 1000) * 1e9;
+    if (matrix && warpTiles) {
+        auto const* mma = a.findInstruction(
+            p.inputType == DataType::BF16 ? "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+                                          : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
+        if (mma && mma->matrix && mma->issueCycles > 0)
+            peak = std::min(
+                peak, 2.0 * mma->matrix->m * mma->matrix->n * mma->matrix->k / mma->issueCycles *
+                          factOr(a, "tensor_cores_per_multiprocessor", 4) * mc.sms * mc.clockHz);
+    }
     double const tilesPerSm = ceilDiv(tiles, mc.sms);
     double const activeWarps =
         std::min<double>(occ.blocks, tilesPerSm) * ceilDiv(e.threads, mc.wave);

@@ -119,6 +119,24 @@ TEST(CostModel, RegisterTilesMeanFmaCodeSizedByTheTile) {
     EXPECT_GT(simt(2, 1, 64).computeUs, 1.25 * simt(4, 1, 64).computeUs);
 }
 
+TEST(CostModel, WarpTilesMultiplyAtTheMmaSyncRate) {
+    Problem const p = gemm(4096);
+    CostEstimate const e =
+        cost(p, "sm_90a",
+             {{"MMA", 1}, {"MT_M", 128}, {"MT_N", 128}, {"MT_K", 32}, {"WT_M", 32}, {"STAGES", 3}});
+    // Four warps of 32 x 128: 128 accumulators a lane.
+    EXPECT_EQ(e.threads, 128);
+    EXPECT_GE(e.registers, 128);
+    // mma.sync on Hopper: 4096 flops per m16n8k16 over 8 issue cycles on each of 4 tensor
+    // cores, 2048 flops per clock per multiprocessor; not the part's (wgmma) matrix peak.
+    auto const& h100 = arch::ArchLibrary::get("sm_90a");
+    double const mmaSync = 2048.0 * double(*h100.fact("multiprocessor_count")) *
+                           double(*h100.fact("boost_clock_mhz")) * 1e6;
+    EXPECT_GE(e.computeUs, p.flops() / mmaSync * 1e6 * 0.999);
+    EXPECT_GT(e.computeUs,
+              1.2 * p.flops() / (double(*h100.fact("peak_fp16_matrix_gflops")) * 1e9) * 1e6);
+}
+
 TEST(CostModel, StreamsAreBoundByBandwidth) {
     Command const c = loadCommand(std::string(KILN_SOURCE_DIR) + "/examples/axpy.json");
     Problem const p = problemOf(c, {{"N", double(1 << 26)}});

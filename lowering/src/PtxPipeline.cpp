@@ -11,11 +11,17 @@
 //              produce(i + STAGES - 1) into copy (i + STAGES - 1) % STAGES; commit
 //              consume(i) from copy i % STAGES
 //
-// so that STAGES - 1 tiles are in flight while one is multiplied. The copy produce(i + STAGES
-// - 1) overwrites is the one consume(i - 1) read, and every workitem has passed the barrier of
-// iteration i, so it is done with it. The producer of
+// The copy produce(i + STAGES - 1) overwrites is the one consume(i - 1) read, and every
+// workitem has passed the barrier of iteration i, so it is done with it. The producer of
 // iteration i + s is the same code at loop counter + s: its indices are solved with the counter
 // shifted (known()), its copies guarded by the loop's condition at the shifted counter.
+//
+// Two versions of it. The fast one has no branch in the loop: each staged run is one cp.async
+// whose byte count zero-fills what lies outside the tensor, and the producer follows the
+// consumer, so that ptxas interleaves the copies' address arithmetic with the multiply. It needs
+// every run's alignment to depend on sizes only; that is checked once before it. The plain one
+// (branches, element-by-element edges, the producer first) runs where the check fails or a run
+// cannot be copied without a branch.
 #include "PtxCodegen.h"
 
 namespace kiln::lowering::detail {

@@ -121,7 +121,8 @@ private:
                     fmt::format("mov.u32 {}, %{}.{}", r32, group ? "ctaid" : "tid", axes[a]));
                 writer_.instruction(fmt::format("cvt.u64.u32 {}, {}", r, r32));
                 indices_[*d] = r;
-                if (literalInt(simplify(graph_.coordinates.node(*d).size)) == std::int64_t{1})
+                if (auto const& size = graph_.coordinates.node(*d).size;
+                    size && literalInt(simplify(size)) == std::int64_t{1})
                     units_.insert(*d);
             }
         }

@@ -286,7 +286,7 @@ void PtxCodegen::copyBranchFree(std::string const& to, std::string const& from,
                                 std::vector<ExprPtr> const& tail) {
     std::int64_t const bytes = width * sizeInBytes(stored);
     for (auto const& c : facts_.alignedWhen(offset, width)) {
-        if (evaluationTime(*c) > EvaluationTime::KernelLaunch || bytes < 4) {
+        if (evaluationTime(*c) > EvaluationTime::KernelLaunch) {
             branchFreeFailed_ = true;
             return;
         }

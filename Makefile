@@ -15,12 +15,13 @@ build: deps
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The main job: every example translated, lowered and checked; then the f16 GEMM at 4096 cubed
-# tuned for the local GPU (or, without one, ranked by the cost model for sm_90a and gfx942 with
-# every candidate emitted and assembled) and the winners exported to tune-out/TARGET/export/.
+# tuned for the local GPU (or, without one, ranked by the cost model for sm_90a and gfx942) over
+# its 96 best-ranked candidates and their neighbours, each emitted and assembled (and measured,
+# on a GPU), and the winners exported to tune-out/TARGET/export/.
 demo: build
 	@./$(BUILD)/tools/kiln/kiln demo examples
 	@./$(BUILD)/tools/kiln/kiln tune examples/gemm-f16.json --space examples/gemm.space.json \
-	    --size M=4096 --size N=4096 --size K=4096 -j $(JOBS) -o tune-out --quiet
+	    --size M=4096 --size N=4096 --size K=4096 --budget 96 -j $(JOBS) -o tune-out --quiet
 
 test: build fuzz
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

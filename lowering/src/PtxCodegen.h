@@ -68,7 +68,7 @@ public:
         , facts_(graph)
         , writer_(graph, facts_)
         , shape_(launchShape(graph))
-        , asyncCopies_(arch::ArchLibrary::get(options.target).has(arch::Capability::HasCpAsync)) {}
+        , arch_(arch::ArchLibrary::get(options.target)) {}
 
     EmittedKernel run() {
         EmittedKernel kernel;
@@ -518,6 +518,7 @@ private:
     IndexFacts facts_;
     PtxWriter writer_;
     LaunchShape shape_;
+    arch::Arch const& arch_; ///< the target's facts and capabilities
     std::size_t sharedBytes_ = 0;
     std::map<std::string, std::string> pointers_;
     std::map<Id, std::string> indices_; ///< s64 registers of hardware indices and counters
@@ -526,7 +527,6 @@ private:
     Id currentId_ = 0;
     std::string halves_[2];         ///< the two 16-bit halves of the word being packed or unpacked
     SharedLayout shared_;           ///< where each Shared dimension lies in kiln_shared
-    bool asyncCopies_ = false;      ///< the target has cp.async
     bool asyncPending_ = false;     ///< cp.async copies issued since the last barrier
     std::map<Id, ExprPtr> shifted_; ///< loop counters as a pipelined loop's producer sees them
     std::set<Id> units_;            ///< hardware indices of size 1: always 0

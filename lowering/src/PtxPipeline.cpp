@@ -28,10 +28,10 @@ namespace kiln::lowering::detail {
 
 bool PtxCodegen::pipelinedLoop(Id op, Operation const& o) {
     auto const stagesIt = options_.schedule.find("STAGES");
-    if (!asyncCopies_ || stagesIt == options_.schedule.end() || stagesIt->second < 2)
+    if (!arch_.has(arch::Capability::HasCpAsync) || stagesIt == options_.schedule.end() ||
+        stagesIt->second < 2)
         return false;
     std::int64_t const stages = stagesIt->second;
-    auto const inits = graph_.successors(op, ControlEdgeKind::Initialize);
     auto const steps = graph_.successors(op, ControlEdgeKind::ForLoopIncrement);
     if (steps.size() != 1)
         return false;

@@ -15,7 +15,6 @@
 // transforms solved at the lane's row and K index, as for any other read.
 #include "Contraction.h"
 #include "PtxCodegen.h"
-#include "kiln/arch-db/ArchLibrary.h"
 #include "kiln/graph/Evaluate.h"
 
 namespace kiln::lowering::detail {
@@ -38,8 +37,7 @@ public:
 } // namespace
 
 std::optional<MmaPlan> PtxCodegen::tensorCorePlan(Contraction const& c, Held const& acc) {
-    auto const& arch = arch::ArchLibrary::get(options_.target);
-    if (!arch.has(arch::Capability::HasMmaSync) || !arch.has(arch::Capability::HasLdmatrix))
+    if (!arch_.has(arch::Capability::HasMmaSync) || !arch_.has(arch::Capability::HasLdmatrix))
         return std::nullopt;
     if (acc.type != DataType::F32 || c.inner % 16 != 0 || shape_.block[0] != 4 ||
         shape_.block[1] != 8 || !shape_.workitems[0] || !shape_.workitems[1])

@@ -353,7 +353,7 @@ void PtxCodegen::copyBranchFree(std::string const& to, std::string const& from,
 
 // `bytes` (4, 8 or 16) from global `from` to shared `to`.
 void PtxCodegen::copyToShared(std::string const& to, std::string const& from, std::int64_t bytes) {
-    if (asyncCopies_) {
+    if (arch_.has(arch::Capability::HasCpAsync)) {
         writer_.instruction(fmt::format("cp.async.{}.shared.global [{}], [{}], {}",
                                         bytes == 16 ? "cg" : "ca", to, from, bytes));
         asyncPending_ = true;

@@ -129,9 +129,21 @@ std::int64_t IndexFacts::powerOfTwoDivisor(ExprPtr const& e) const {
 
 namespace {
 
+// Whether two terms are the same product (a * b is b * a).
+bool sameTerm(ExprPtr const& a, ExprPtr const& b) {
+    if (equal(a, b))
+        return true;
+    auto const* x = std::get_if<expr::Binary>(a.get());
+    auto const* y = std::get_if<expr::Binary>(b.get());
+    return x && y && x->op == BinaryOp::Multiply && y->op == BinaryOp::Multiply &&
+           equal(x->lhs, y->rhs) && equal(x->rhs, y->lhs);
+}
+
 // A sum of terms with integer coefficients and a constant. Sums and differences are opened, and
-// so are products with a constant ((k + 1) * 64 is k * 64 + 64) and remainders by one (x % c is
-// x - (x / c) * c, so a tile's index split and put back together cancels).
+// so are products with a constant ((k + 1) * 64 is k * 64 + 64), products with a size known at
+// launch ((r + 16) * K is r * K + 16 * K, so that rows a fixed number apart differ by a multiple
+// of the row length) and remainders by one (x % c is x - (x / c) * c, so a tile's index split
+// and put back together cancels).
 struct Linear {
     std::vector<std::pair<std::int64_t, ExprPtr>> terms;
     std::int64_t constant = 0;
@@ -167,12 +179,43 @@ struct Linear {
                     add(s->rhs, scaled);
                     return;
                 }
+                for (auto const& [size, other] : {std::pair{s->rhs, s->lhs}, {s->lhs, s->rhs}})
+                    if (evaluationTime(*size) == EvaluationTime::KernelLaunch &&
+                        distribute(other, size, scale))
+                        return;
             }
         }
-        for (auto& term : terms) {
+        term(e, scale);
+    }
+
+    // scale * other * size, `other` opened; false when it does not open (a single term).
+    bool distribute(ExprPtr const& other, ExprPtr const& size, std::int64_t scale) {
+        Linear inner;
+        inner.add(other, 1);
+        if (inner.constant == 0 && inner.terms.size() == 1 && inner.terms[0].first == 1)
+            return false;
+        std::vector<std::pair<std::int64_t, ExprPtr>> scaled;
+        std::int64_t c = 0;
+        for (auto const& [coefficient, t] : inner.terms) {
+            if (__builtin_mul_overflow(scale, coefficient, &c))
+                return false;
+            scaled.emplace_back(c, binary(BinaryOp::Multiply, t, size));
+        }
+        if (inner.constant != 0) {
+            if (__builtin_mul_overflow(scale, inner.constant, &c))
+                return false;
+            scaled.emplace_back(c, size);
+        }
+        for (auto const& [coefficient, t] : scaled)
+            term(t, coefficient);
+        return true;
+    }
+
+    void term(ExprPtr const& e, std::int64_t scale) {
+        for (auto& t : terms) {
             std::int64_t sum = 0;
-            if (equal(term.second, e) && !__builtin_add_overflow(term.first, scale, &sum)) {
-                term.first = sum;
+            if (sameTerm(t.second, e) && !__builtin_add_overflow(t.first, scale, &sum)) {
+                t.first = sum;
                 return;
             }
         }
@@ -190,6 +233,21 @@ std::optional<std::int64_t> IndexFacts::difference(ExprPtr const& a, ExprPtr con
         if (term.first != 0)
             return std::nullopt;
     return x.constant;
+}
+
+ExprPtr IndexFacts::launchTimeDifference(ExprPtr const& a, ExprPtr const& b) {
+    Linear x;
+    x.add(simplify(a), 1);
+    x.add(simplify(b), -1);
+    ExprPtr d = literal(x.constant);
+    for (auto const& [coefficient, term] : x.terms) {
+        if (coefficient == 0)
+            continue;
+        if (evaluationTime(*term) == EvaluationTime::KernelExecute)
+            return nullptr;
+        d = d + literal(coefficient) * term;
+    }
+    return simplify(d);
 }
 
 std::vector<ExprPtr> IndexFacts::alignedWhen(ExprPtr const& offset, std::int64_t width) const {

@@ -420,12 +420,28 @@ private:
         return arg->dtype;
     }
 
+    // The address of element `offset` of `user`'s tensor. Near an address already in a
+    // register (a tile's next row: a distance of sizes and literals only) it is one add away,
+    // or an immediate offset, instead of the whole index arithmetic again.
     std::string globalAddress(Id user, ExprPtr const& offset, DataType type) {
+        std::int64_t const size = sizeInBytes(type);
+        for (auto const& near : writer_.recentAddresses(user, 4)) {
+            ExprPtr const d = IndexFacts::launchTimeDifference(offset, near.offset);
+            if (!d)
+                continue;
+            if (auto n = literalInt(d); n && *n * size >= INT32_MIN && *n * size <= INT32_MAX)
+                return *n == 0 ? near.reg : fmt::format("{}{:+}", near.reg, *n * size);
+            std::string const o = writer_.emitIndex(simplify(d * literal(size)), bindings());
+            std::string const r = writer_.newRegister(PtxType::S64);
+            writer_.instruction(fmt::format("add.s64 {}, {}, {}", r, near.reg, o));
+            writer_.rememberAddress(user, offset, r);
+            return r;
+        }
         std::string const base = pointers_.at(graph_.coordinates.node(user).name);
-        ExprPtr const bytes = simplify(offset * literal(sizeInBytes(type)));
-        std::string const o = writer_.emitIndex(bytes, bindings());
+        std::string const o = writer_.emitIndex(simplify(offset * literal(size)), bindings());
         std::string const r = writer_.newRegister(PtxType::S64);
         writer_.instruction(fmt::format("add.s64 {}, {}, {}", r, base, o));
+        writer_.rememberAddress(user, offset, r);
         return r;
     }
 

@@ -329,15 +329,12 @@ void PtxCodegen::copyBranchFree(std::string const& to, std::string const& from,
     }
     PtxBindings const b = bindings();
     std::string size = std::to_string(bytes);
-    if (edge) { // the elements below n: clamp(n - x, 0, width)
-        std::string const n = writer_.emitIndex(simplify(edge->second - edge->first), b);
-        std::string const clamped = writer_.newRegister(PtxType::S64),
-                          narrow = writer_.newRegister(PtxType::B32);
-        writer_.instruction(fmt::format("max.s64 {}, {}, 0", clamped, n));
-        writer_.instruction(fmt::format("min.s64 {0}, {0}, {1}", clamped, width));
-        writer_.instruction(fmt::format("cvt.u32.u64 {}, {}", narrow, clamped));
-        writer_.instruction(fmt::format("mul.lo.u32 {0}, {0}, {1}", narrow, sizeInBytes(stored)));
-        size = narrow;
+    if (edge) { // the elements below n: clamp(n - x, 0, width), one per edge in a scope
+        ExprPtr const below =
+            binary(BinaryOp::Min, binary(BinaryOp::Max, edge->second - edge->first, literal(0)),
+                   literal(width));
+        size = writer_.emit(simplify(convert(DataType::I32, below * literal(sizeInBytes(stored)))),
+                            DataType::I32, b);
     }
     if (std::string const p = writer_.emitConditions(common, b); !p.empty()) {
         std::string const guarded = writer_.newRegister(PtxType::B32);

@@ -126,6 +126,7 @@ bool isImmediate(std::string const& operand) {
 PtxWriter::PtxWriter(KernelGraph const& graph, IndexFacts const& facts)
     : graph_(graph)
     , facts_(facts) {
+    addresses_.emplace_back();
     scopes_.emplace_back();
 }
 
@@ -160,13 +161,29 @@ void PtxWriter::bindArgument(std::string const& name, std::string reg) {
     arguments_[name] = std::move(reg);
 }
 
+void PtxWriter::rememberAddress(Id tensor, ExprPtr offset, std::string reg) {
+    addresses_.back().push_back({tensor, std::move(offset), std::move(reg)});
+}
+
+std::vector<PtxWriter::Address> PtxWriter::recentAddresses(Id tensor, std::size_t count) const {
+    std::vector<Address> out;
+    for (auto scope = addresses_.rbegin(); scope != addresses_.rend() && out.size() < count;
+         ++scope)
+        for (auto a = scope->rbegin(); a != scope->rend() && out.size() < count; ++a)
+            if (a->tensor == tensor)
+                out.push_back(*a);
+    return out;
+}
+
 void PtxWriter::pushScope() {
+    addresses_.emplace_back();
     scopes_.emplace_back();
 }
 
 void PtxWriter::popScope() {
     KILN_ASSERT(scopes_.size() > 1, "popScope without pushScope");
     scopes_.pop_back();
+    addresses_.pop_back();
 }
 
 std::string PtxWriter::declarations() const {
@@ -202,8 +219,12 @@ std::string PtxWriter::emitIndex(ExprPtr const& e, PtxBindings const& bindings) 
 std::string PtxWriter::emitConditions(std::vector<ExprPtr> const& conditions,
                                       PtxBindings const& bindings) {
     std::string result;
+    std::vector<std::string> seen;
     for (auto const& c : conditions) {
         std::string const p = emit(c, DataType::Bool, bindings);
+        if (std::find(seen.begin(), seen.end(), p) != seen.end())
+            continue;
+        seen.push_back(p);
         if (result.empty()) {
             result = p;
             continue;

@@ -33,6 +33,9 @@ public:
     std::int64_t powerOfTwoDivisor(ExprPtr const& e) const;
     /// a - b when it is the same constant for every launch (a and b differ in a literal term).
     static std::optional<std::int64_t> difference(ExprPtr const& a, ExprPtr const& b);
+    /// a - b when it is the same for every element of a launch (literals and sizes only, as in
+    /// `(r + 16) * K - r * K`, which is `16 * K`), else null.
+    static ExprPtr launchTimeDifference(ExprPtr const& a, ExprPtr const& b);
     /// Conditions that together imply `offset % width == 0` (width a power of two), each as
     /// cheap as can be: terms that are multiples of `width` drop out, and a product with a size
     /// known at launch asks only that the size be a multiple (`row * K + k * 8` with width 8 is

@@ -67,7 +67,17 @@ public:
     /// `value` (a register or immediate of `from`) as `to`.
     std::string convert(std::string const& value, DataType from, DataType to);
 
-    /// Subexpressions emitted inside a scope are forgotten when it ends.
+    /// A register holding the address of element `offset` of a tensor, for addresses near it.
+    struct Address {
+        Id tensor = 0;
+        ExprPtr offset;
+        std::string reg;
+    };
+    void rememberAddress(Id tensor, ExprPtr offset, std::string reg);
+    /// The last `count` addresses of `tensor` remembered in the scopes still open, latest first.
+    std::vector<Address> recentAddresses(Id tensor, std::size_t count) const;
+
+    /// Subexpressions (and addresses) emitted inside a scope are forgotten when it ends.
     void pushScope();
     void popScope();
 
@@ -95,6 +105,7 @@ private:
     std::string body_;
     std::map<std::string, std::string> arguments_;
     std::vector<std::map<std::string, std::string>> scopes_;
+    std::vector<std::vector<Address>> addresses_;
 };
 
 } // namespace kiln::lowering

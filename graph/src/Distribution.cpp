@@ -10,11 +10,14 @@ bool isHardware(DimensionKind kind) {
 
 Distribution distributionOf(KernelGraph const& graph, Id d) {
     auto const& coords = graph.coordinates;
-    // The hardware dimension `h` passes through to (Workgroup or Workitem), if any.
+    // The hardware dimension `h` passes through to (Workgroup or Workitem), or is one of the
+    // axes of (a grid of warps flattened into one workitem index), if any.
     auto toHardware = [&](Id h) -> std::optional<DimensionKind> {
         for (Id e : coords.outgoing(h)) {
+            auto const edge = coords.edge(e).kind;
             auto const kind = coords.node(coords.heads(e)[0]).kind;
-            if (coords.edge(e).kind == CoordinateEdgeKind::PassThrough && isHardware(kind))
+            if ((edge == CoordinateEdgeKind::PassThrough || edge == CoordinateEdgeKind::Flatten) &&
+                isHardware(kind))
                 return kind;
         }
         return std::nullopt;

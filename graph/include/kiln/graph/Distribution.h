@@ -1,7 +1,8 @@
 // Distribution.h: how a data dimension's elements are spread over the grid.
 //
 // A value is distributed when its own index, or one of the axes it is the Flatten of, is tiled
-// by a Tile whose heads PassThrough to Workgroup/Workitem dimensions. Each element then belongs
+// by a Tile whose heads PassThrough to Workgroup/Workitem dimensions (or are Flattened into one,
+// as a grid of warps is into the warp index). Each element then belongs
 // to one workgroup and workitem (owner computes), and the Tile's other heads, together with the
 // Flatten axes that are not tiled, are the indices local to an owner: the elements one workitem
 // holds. A local index may itself be tiled onto the grid (a macro tile's index split over the

@@ -80,6 +80,22 @@ TEST(IndexFacts, ATileIndexSplitAndPutBackTogetherCancels) {
     EXPECT_EQ(facts.powerOfTwoDivisor(w % literal(32)), 8);
 }
 
+TEST(IndexFacts, RowsAFixedNumberApartDifferByAMultipleOfTheRowLength) {
+    TiledRows t;
+    auto const N = argument("N", DataType::I64);
+    auto const row = index(t.wg) * literal(64) + index(t.wi);
+    // (row + 16) * N + c and row * N + c: 16 rows of N apart, whatever the row.
+    auto const d = lowering::IndexFacts::launchTimeDifference((row + literal(16)) * N + literal(8),
+                                                              row * N + literal(8));
+    ASSERT_TRUE(d);
+    EXPECT_EQ(toString(d), "N * 16");
+    // The other order of the product is the same term.
+    EXPECT_EQ(toString(lowering::IndexFacts::launchTimeDifference(N * (row + literal(1)), row * N)),
+              "N");
+    // A distance that depends on the workitem is no launch-time distance.
+    EXPECT_FALSE(lowering::IndexFacts::launchTimeDifference(row * N + index(t.wi), row * N));
+}
+
 TEST(IndexFacts, AlignmentIsAskedOfTheSizeAProductDependsOn) {
     TiledRows t;
     lowering::IndexFacts const facts(t.graph);

@@ -44,6 +44,17 @@ std::vector<Case> const kCases = {
      "gemm.pipeline.json",
      {{"MMA", 1}, {"MT_M", 128}, {"MT_N", 128}, {"MT_K", 32}, {"WT_M", 32}, {"STAGES", 3}},
      255},
+    {"gemm_f16_mma_warp_grid",
+     "gemm-f16.json",
+     "gemm.pipeline.json",
+     {{"MMA", 1},
+      {"MT_M", 128},
+      {"MT_N", 256},
+      {"MT_K", 32},
+      {"WT_M", 64},
+      {"WT_N", 64},
+      {"STAGES", 3}},
+     255},
     {"gemm_bf16_mma",
      "gemm-bf16.json",
      "gemm.pipeline.json",
@@ -144,6 +155,20 @@ TEST(PtxCodegen, TensorCoreGemmReadsFragmentsWithLdmatrixAndMultipliesWithMmaSyn
     EXPECT_EQ(occurrences(kernel.code, "fma.rn.f32"), 0u);
     // Rows padded by 16 bytes: A 64 x (32 + 8), B 32 x (64 + 8) halves.
     EXPECT_EQ(kernel.sharedBytes, 64u * 40 * 2 + 32 * 72 * 2);
+}
+
+TEST(PtxCodegen, AGridOfWarpsReadsEachWarpsOwnRowsAndColumns) {
+    // WT_N = 32: 64 x 64 tiles over a 2 x 2 grid of warps of 32 x 32, each 2 x 4 fragments.
+    auto const kernel = tensorCoreGemm("gemm-f16.json", {{"WT_N", 32}});
+    EXPECT_EQ(kernel.block[2], 4);
+    EXPECT_EQ(occurrences(kernel.code, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+              2u * 4 * 2);
+    // Per warp and K step: A's 32 rows in 2 ldmatrix.x4, B's 32 columns in 2 (.trans): a warp
+    // no longer reads all 64 columns of B.
+    EXPECT_EQ(occurrences(kernel.code, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 2u * 2);
+    EXPECT_EQ(occurrences(kernel.code, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), 2u * 2);
+    // The same slices staged, over 128 lanes now.
+    EXPECT_EQ(occurrences(kernel.code, "cp.async.cg.shared.global"), 2u + 2);
 }
 
 TEST(PtxCodegen, TransposedOperandsAreReadWithTheOtherLdmatrix) {

@@ -247,12 +247,9 @@ int main(int argc, char** argv) {
     };
     f16Schedules["MMA_MT128x128x32_WT32_S3"] = mma(128, 128, 32, 32, 3);
     f16Schedules["MMA_MT128x128x64_WT32_S3"] = mma(128, 128, 64, 32, 3);
-    f16Schedules["MMA_MT128x128x32_WT16_S3"] = mma(128, 128, 32, 16, 3);
-    f16Schedules["MMA_MT128x128x32_WT16_S4"] = mma(128, 128, 32, 16, 4);
     f16Schedules["MMA_MT128x64x32_WT16_S4"] = mma(128, 64, 32, 16, 4);
-    f16Schedules["MMA_MT256x128x32_WT32_S3"] = mma(256, 128, 32, 32, 3);
-    f16Schedules["MMA_MT64x128x32_WT16_S4"] = mma(64, 128, 32, 16, 4);
-    // Grids of warps (WT_N > 0): fewer operand fragments read from shared memory per mma.
+    // Grids of warps (WT_N > 0): fewer operand fragments read from shared memory per mma, and
+    // macro tiles large enough that L2 keeps up (2026-11-24-h100-warp-grid.md).
     auto grid = [&](std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t wtm,
                     std::int64_t wtn, std::int64_t stages) {
         auto s = mma(m, n, k, wtm, stages);
@@ -260,17 +257,9 @@ int main(int argc, char** argv) {
         return s;
     };
     f16Schedules["MMA_MT128x128x32_WT64x64_S3"] = grid(128, 128, 32, 64, 64, 3);
-    f16Schedules["MMA_MT128x128x32_WT64x32_S4"] = grid(128, 128, 32, 64, 32, 4);
-    f16Schedules["MMA_MT128x128x32_WT32x64_S4"] = grid(128, 128, 32, 32, 64, 4);
-    f16Schedules["MMA_MT128x256x32_WT64x64_S3"] = grid(128, 256, 32, 64, 64, 3);
-    f16Schedules["MMA_MT256x128x32_WT64x64_S3"] = grid(256, 128, 32, 64, 64, 3);
     f16Schedules["MMA_MT128x256x64_WT64x64_S3"] = grid(128, 256, 64, 64, 64, 3);
-    f16Schedules["MMA_MT128x128x64_WT64x32_S3"] = grid(128, 128, 64, 64, 32, 3);
     f16Schedules["MMA_MT128x256x64_WT64x64_S4"] = grid(128, 256, 64, 64, 64, 4);
     f16Schedules["MMA_MT256x128x64_WT64x64_S3"] = grid(256, 128, 64, 64, 64, 3);
-    f16Schedules["MMA_MT128x256x32_WT64x64_S4"] = grid(128, 256, 32, 64, 64, 4);
-    f16Schedules["MMA_MT128x256x64_WT64x32_S3"] = grid(128, 256, 64, 64, 32, 3);
-    f16Schedules["MMA_MT128x256x64_WT32x64_S3"] = grid(128, 256, 64, 32, 64, 3);
     for (std::int64_t n : {1024, 4096, 8192}) {
         std::string const size = std::to_string(n);
         reg("cublas/gemm_f16/" + size, [n](benchmark::State& s) { cublasGemm(s, true, n); });

@@ -10,6 +10,11 @@
 // GEMM) and Kiln's ratio to cuBLAS. A kernel the code generator cannot emit yet is reported as
 // an errored benchmark with the generator's message. Google Benchmark with manual time: one
 // iteration per benchmark, whose time is the median.
+//
+// A second baseline for the tensor-core kernels: mma.sync's own ceiling on this GPU, a
+// hand-written PTX kernel that issues nothing but independent mma.sync.m16n8k16 (f16 in, f32
+// accumulation) from registers on every multiprocessor (`mma_sync_peak`). Kiln's f16 kernels
+// report their share of it next to their ratio to cuBLAS, whose Hopper kernels use wgmma.
 #include "DeviceRun.h"
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/Translate.h"
@@ -19,6 +24,7 @@
 #include "kiln/runtime/Event.h"
 #include "kiln/runtime/Platform.h"
 #include "kiln/runtime/Stream.h"
+#include "kiln/runtime/TypedKernel.h"
 #include "kiln/runtime/cuda/Blas.h"
 
 #include <algorithm>
@@ -37,6 +43,7 @@ using runtime::cuda::GemmShape;
 std::shared_ptr<runtime::Device> gDevice;
 std::shared_ptr<runtime::cuda::Blas> gBlas;
 std::map<std::string, double> gCublasTflops; // "f16/4096" -> TFLOP/s of cuBLAS in this run
+double gMmaPeakTflops = 0;                   // mma_sync_peak in this run
 
 constexpr int kWarmup = 3;
 constexpr int kRepetitions = 20;
@@ -140,6 +147,106 @@ void cublasGemm(benchmark::State& state, bool half, std::int64_t n) {
     state.counters["min_ms"] = times.front();
 }
 
+// Eight independent chains of mma.sync.m16n8k16 per warp, `iterations` times; the sums go to
+// out[thread] so that nothing is dead. Operands are constants: the multiply does not look.
+constexpr char const* kMmaPeakPtx = R"(.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry kiln_mma_peak(.param .u64 param_out, .param .u32 param_iterations)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %a<4>, %b<2>, %r<8>;
+    .reg .f32 %f<33>;
+    .reg .b64 %rd<4>;
+    mov.b32 %a0, 0x2c002c00;
+    mov.b32 %a1, 0x2c002c00;
+    mov.b32 %a2, 0x2c002c00;
+    mov.b32 %a3, 0x2c002c00;
+    mov.b32 %b0, 0x2c002c00;
+    mov.b32 %b1, 0x2c002c00;
+$ZEROS
+    ld.param.u32 %r1, [param_iterations];
+    mov.u32 %r2, 0;
+$loop:
+$MMAS
+    add.u32 %r2, %r2, 1;
+    setp.lt.u32 %p0, %r2, %r1;
+    @%p0 bra $loop;
+    mov.f32 %f32, 0f00000000;
+$SUMS
+    mov.u32 %r3, %ctaid.x;
+    mov.u32 %r4, %ntid.x;
+    mov.u32 %r5, %tid.x;
+    mad.lo.u32 %r6, %r3, %r4, %r5;
+    ld.param.u64 %rd0, [param_out];
+    cvta.to.global.u64 %rd1, %rd0;
+    mul.wide.u32 %rd2, %r6, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.f32 [%rd3], %f32;
+    ret;
+}
+)";
+
+std::string mmaPeakPtx() {
+    std::string zeros, mmas, sums;
+    for (int f = 0; f < 32; ++f) {
+        zeros += "    mov.f32 %f" + std::to_string(f) + ", 0f00000000;\n";
+        sums += "    add.f32 %f32, %f32, %f" + std::to_string(f) + ";\n";
+    }
+    for (int c = 0; c < 8; ++c) {
+        std::string d;
+        for (int i = 0; i < 4; ++i)
+            d += (i ? ", %f" : "%f") + std::to_string(4 * c + i);
+        mmas += "    mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {" + d +
+                "}, {%a0, %a1, %a2, %a3}, {%b0, %b1}, {" + d + "};\n";
+    }
+    std::string ptx = kMmaPeakPtx;
+    for (auto const& [hole, text] :
+         {std::pair{"$ZEROS\n", zeros}, {"$MMAS\n", mmas}, {"$SUMS\n", sums}})
+        ptx.replace(ptx.find(hole), std::string_view(hole).size(), text);
+    return ptx;
+}
+
+// mma.sync's ceiling with `blocksPerSm` workgroups of 8 warps on each multiprocessor (2 warps
+// per scheduler each), 8 x 4096 mma per warp, timed like cublasGemm (median of kRepetitions).
+// The fullest one is the baseline; the others say what fewer warps can issue.
+void mmaSyncPeak(benchmark::State& state, std::uint32_t blocksPerSm) {
+    using Peak = runtime::TypedKernel<runtime::DevicePointer<float>, std::uint32_t>;
+    auto kernel =
+        Peak::load(gDevice, runtime::KernelLoaderSpec::ptxInMemory(mmaPeakPtx(), "kiln_mma_peak"));
+    std::uint32_t const blocks = blocksPerSm * gDevice->description().multiprocessorCount,
+                        threads = 256, iterations = 4096;
+    auto out = runtime::DeviceMemory<float>::allocate(gDevice, std::size_t{blocks} * threads);
+    auto stream = runtime::Stream::create(gDevice);
+    auto start = runtime::Event::create(gDevice), stop = runtime::Event::create(gDevice);
+    if (!kernel || !out || !stream || !start || !stop) {
+        state.SkipWithError(kernel ? "cannot allocate the output, stream or events"
+                                   : kernel.error().message().c_str());
+        return;
+    }
+    runtime::Stream& s = stream.value();
+    std::vector<double> times;
+    for (int i = 0; i < kWarmup + kRepetitions; ++i) {
+        s.record(start.value())
+            .launch(kernel.value(), {blocks}, {threads}, 0, out.value().pointer(), iterations)
+            .record(stop.value());
+        if (auto synced = s.synchronize(); !synced.ok()) {
+            state.SkipWithError(synced.message().c_str());
+            return;
+        }
+        if (i >= kWarmup)
+            times.push_back(stop.value().millisecondsSince(start.value()).value());
+    }
+    std::sort(times.begin(), times.end());
+    double const ms = times[times.size() / 2];
+    double const flops = 2.0 * 16 * 8 * 16 * 8.0 * iterations * (double(blocks) * threads / 32);
+    double const tflops = flops / ms / 1e9;
+    gMmaPeakTflops = std::max(gMmaPeakTflops, tflops);
+    for (auto _ : state)
+        state.SetIterationTime(ms / 1e3);
+    state.counters["TFLOP/s"] = tflops;
+}
+
 /// Runs an emitted GEMM kernel of `command` (lowered as `lowered`) at `problem`, checked against
 /// cuBLAS and timed like cublasGemm, into `state`; `key` names the cuBLAS figure to compare with.
 void kilnGemm(benchmark::State& state, Command const& command, KernelGraph const& lowered,
@@ -165,6 +272,8 @@ void kilnGemm(benchmark::State& state, Command const& command, KernelGraph const
     state.counters["TFLOP/s"] = tflops;
     state.counters["ratio_to_cublas"] =
         gCublasTflops.contains(key) ? tflops / gCublasTflops[key] : 0;
+    if (key.starts_with("f16/") && gMmaPeakTflops > 0)
+        state.counters["ratio_to_mma_peak"] = tflops / gMmaPeakTflops;
     state.counters["max_rel_error"] = r.maxRelativeError;
     state.counters["registers"] = r.registers;
 }
@@ -260,6 +369,9 @@ int main(int argc, char** argv) {
     f16Schedules["MMA_MT128x256x64_WT64x64_S3"] = grid(128, 256, 64, 64, 64, 3);
     f16Schedules["MMA_MT128x256x64_WT64x64_S4"] = grid(128, 256, 64, 64, 64, 4);
     f16Schedules["MMA_MT256x128x64_WT64x64_S3"] = grid(256, 128, 64, 64, 64, 3);
+    for (std::uint32_t blocksPerSm : {4u, 2u, 1u})
+        reg("mma_sync_peak/warps_per_scheduler:" + std::to_string(2 * blocksPerSm),
+            [blocksPerSm](benchmark::State& s) { mmaSyncPeak(s, blocksPerSm); });
     for (std::int64_t n : {1024, 4096, 8192}) {
         std::string const size = std::to_string(n);
         reg("cublas/gemm_f16/" + size, [n](benchmark::State& s) { cublasGemm(s, true, n); });

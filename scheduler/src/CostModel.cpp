@@ -19,6 +19,9 @@ constexpr double kSectorBytes = 32;
 /// moved 2.15 GB from L2 in 511 us with L2 throughput at 80% (Nsight Compute), about 20 B/clk/SM
 /// at full throughput, well below the 40 to 70 that microbenchmarks of a single stream report.
 constexpr double kL2BytesPerClockPerMultiprocessor = 20;
+/// What a K step of a warp-tile (mma.sync) loop costs beyond its multiply: the barrier and the
+/// wait for its first fragments (measured on the H100, 2026-11-24-h100-warp-grid.md).
+constexpr double kMmaStepCycles = 400;
 
 double factOr(arch::Arch const& a, std::string_view name, double fallback) {
     auto v = a.fact(name);
@@ -302,8 +305,18 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     // One stage serialises a block's loads and its math: each K step waits a memory latency
     // before it computes, and only the other blocks on the multiprocessor fill that wait. The
     // multiprocessor is busy for the share of time some resident block computes.
-    double const slowest = std::max({e.computeUs, e.memoryUs, sharedUs, l2Us});
+    // Warp tiles read their fragments (ldmatrix) from the warps that issue the mma.sync, and the
+    // two overlap only in part: on the H100, the 4096^3 winner kept the tensor pipe 55% busy with
+    // shared memory 41% busy. Half the shared-memory time adds to the multiply's, so that of
+    // two tiles equal in everything else, the one that reads fewer fragments per mma ranks first
+    // (2026-11-24-h100-warp-grid.md: 64 x 64 warp tiles ran 12% faster than 32 x 128).
+    // Each K step also waits at its barrier and for its first fragments: measured 128 x 256
+    // tiles ran 54 us slower at 4096^3 with MT_K = 32 than with 64, about 400 cycles a step.
     double const steps = tilesPerSm * kPadded / mtK;
+    double const busiest =
+        warpTiles ? e.computeUs + sharedUs / 2 + steps * kMmaStepCycles / mc.clockHz * 1e6
+                  : e.computeUs;
+    double const slowest = std::max({busiest, e.memoryUs, sharedUs, l2Us});
     double const stepUs = slowest / steps, latencyUs = mc.latencyCycles / mc.clockHz * 1e6;
     double const busy = stages >= 2 ? 1.0
                                     : std::min(1.0, std::min<double>(occ.blocks, tilesPerSm) *

@@ -137,6 +137,28 @@ TEST(CostModel, WarpTilesMultiplyAtTheMmaSyncRate) {
               1.2 * p.flops() / (double(*h100.fact("peak_fp16_matrix_gflops")) * 1e9) * 1e6);
 }
 
+TEST(CostModel, WarpTilesThatReadFewerFragmentsRankFirst) {
+    Problem const p = gemm(4096);
+    auto mma = [&](std::int64_t m, std::int64_t n, std::int64_t wtm, std::int64_t wtn) {
+        return cost(p, "sm_90a",
+                    {{"MMA", 1},
+                     {"MT_M", m},
+                     {"MT_N", n},
+                     {"MT_K", 64},
+                     {"WT_M", wtm},
+                     {"WT_N", wtn},
+                     {"STAGES", 3}});
+    };
+    // A 2 x 4 grid of 64 x 64 warp tiles: eight warps, each reading 64 rows of A and 64
+    // columns of B per K index.
+    EXPECT_EQ(mma(128, 256, 64, 64).threads, 256);
+    // As measured on the H100: 128 x 256 with 64 x 64 warp tiles before 32 x 32 warp tiles
+    // (twice the fragment reads) and before 128 x 128 with a column of 32 x 128 warps (twice
+    // the L2 traffic).
+    EXPECT_LT(mma(128, 256, 64, 64).microseconds, mma(128, 256, 32, 32).microseconds);
+    EXPECT_LT(mma(128, 256, 64, 64).microseconds, mma(128, 128, 32, 0).microseconds);
+}
+
 TEST(CostModel, StreamsAreBoundByBandwidth) {
     Command const c = loadCommand(std::string(KILN_SOURCE_DIR) + "/examples/axpy.json");
     Problem const p = problemOf(c, {{"N", double(1 << 26)}});

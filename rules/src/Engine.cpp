@@ -256,6 +256,19 @@ parameterValues(RuleSet const& rules, std::map<std::string, std::int64_t> const&
             fail("rule set '{}' needs parameter ${} (give it with --params {}=...)", rules.name,
                  p.name, p.name);
     }
+    // Before anything is applied: a value the rules cannot use is the user's error, at the
+    // condition it breaks, not a graph that the next step cannot lower.
+    RuleContext const context{.parameters = &values};
+    for (auto const& p : rules.parameters) {
+        if (!p.valid)
+            continue;
+        GuardValue const g = evaluateGuard(*p.valid, context);
+        if (!g.decided || !g.holds)
+            throw UserError(fmt::format("rule set '{}': {} = {} is not valid: it needs {}{}",
+                                        rules.name, p.name, values.at(p.name), p.valid->text,
+                                        p.doc.empty() ? "" : " (" + p.doc + ")"),
+                            p.validAt);
+    }
     return values;
 }
 

@@ -489,16 +489,24 @@ RuleSet readRuleSet(JsonValue const& root) {
             if (spec.isInteger())
                 p.fallback = spec.asInt();
             else if (spec.isObject()) {
-                spec.allowOnly({"default", "doc"});
+                spec.allowOnly({"default", "doc", "valid"});
                 if (auto d = spec.find("default"))
                     p.fallback = d->asInt();
                 p.doc = spec.stringOr("doc", "");
             } else if (!(spec.isString() && spec.asString() == "int"))
                 spec.fail("a parameter is \"int\", a default integer, or {\"default\": N, \"doc\": "
-                          "\"...\"}");
+                          "\"...\", \"valid\": \"...\"}");
             parameters.insert(name);
             set.parameters.push_back(std::move(p));
         }
+    // Conditions may name any of the set's parameters: read once all are declared.
+    if (auto params = root.find("params"))
+        for (auto& p : set.parameters)
+            if (JsonValue const spec = (*params)[p.name]; spec.isObject())
+                if (auto valid = spec.find("valid")) {
+                    p.valid = expression(*valid, RuleScope{{}, parameters});
+                    p.validAt = valid->location();
+                }
     std::set<std::string> names;
     for (auto const& r : root["rules"].elements()) {
         set.rules.push_back(rule(r, parameters));

@@ -123,6 +123,23 @@ TEST(Engine, AnInvalidRewriteChangesNothing) {
     EXPECT_EQ(toText(graph), before);
 }
 
+TEST(Engine, AParameterThatBreaksItsConditionStopsTheSetBeforeItApplies) {
+    RuleSet const set = ruleSet(R"json({ "ruleset": "tiles", "version": 1, "strategy": "once",
+      "params": { "TILE": 64, "VEC": { "default": 4, "valid": "$TILE % $VEC == 0",
+                                       "doc": "elements a workitem moves at once" } },
+      "rules": [ { "name": "grid", "match": { "nodes": { "v": { "dim": "Linear" } } },
+                   "rewrite": { "add": { "nodes": { "w": { "dim": "Workgroup", "size": "ceildiv(v.size, $TILE)" } } } } } ] })json");
+    KernelGraph graph = translate(axpy());
+    std::string const before = toText(graph);
+    EXPECT_EQ(errorOf([&] {
+                  apply(set, graph, {.parameters = {{"VEC", 3}}});
+              }),
+              "inline.rules.json:2:63: error: rule set 'tiles': VEC = 3 is not valid: it needs "
+              "$TILE % $VEC == 0 (elements a workitem moves at once) [at /params/VEC/valid]");
+    EXPECT_EQ(toText(graph), before);
+    EXPECT_EQ(apply(set, graph, {.parameters = {{"VEC", 8}}}).applications, 1);
+}
+
 TEST(Engine, RemovingANodeThatAnEdgeStillTouchesIsRefused) {
     RuleSet const set = ruleSet(R"json({ "ruleset": "dangling", "version": 1, "strategy": "once",
       "rules": [ { "name": "drop-user", "match": { "nodes": { "u": { "dim": "User" } } },

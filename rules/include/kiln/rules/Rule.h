@@ -130,11 +130,14 @@ struct RuleTest {
     SourceLocation at;
 };
 
-/// A schedule parameter a rule set reads, with an optional default.
+/// A schedule parameter a rule set reads, with an optional default and an optional condition
+/// its value must meet (over this and the set's other parameters), checked before the set runs.
 struct Parameter {
     std::string name;
     std::optional<std::int64_t> fallback;
     std::string doc;
+    std::optional<RuleExpression> valid;
+    SourceLocation validAt;
 };
 
 struct RuleSet {

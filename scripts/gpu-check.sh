@@ -93,7 +93,7 @@ grep -E "tests passed" "$OUT/ctest-gpu.log" | sed 's/^/ctest -L gpu: /'
 grep -E "tests passed" "$OUT/ctest-runtime.log" | sed 's/^/ctest -L runtime -LE gpu: /'
 sed -n '/^---- pass 2/,$p' "$OUT/gpu-bench.log"
 grep -E "^(copy|axpy|fused|row_sum)" "$OUT/codegen-bench.log"
-grep -E "^(cuBLAS|cublas/|kiln/)" "$OUT/gemm-bench.log"
+grep -E "^(cuBLAS|cublas/|kiln/|mma_sync_peak)" "$OUT/gemm-bench.log"
 head -12 "$OUT"/tune/*/report.txt 2>/dev/null
 echo "status: $status (logs and JSON in $OUT)"
 exit $status

@@ -11,11 +11,28 @@ void PtxCodegen::load(Id op) {
              dest = graph_.mapping.get(op, role::dest);
     if (graph_.coordinates.node(memory).kind != DimensionKind::User)
         throw UserError("a load from a dimension that is not a tensor is not written yet");
-    if (!holdable(dest)) {
+    if (!holdable(dest) || streamed(op, dest)) {
         views_[dest] = op; // read in place, element by element, where it is used
         return;
     }
     move(hold(dest), memory, /*isLoad=*/true);
+}
+
+// A large tile that only element-wise Assigns read (a GEMM epilogue's C) is read in place, each
+// element as the Assign computes the element that needs it: held whole, it would be live next
+// to the accumulators, 128 registers of each, and spill.
+bool PtxCodegen::streamed(Id op, Id dest) const {
+    if (elements(dest).size() <= 64)
+        return false;
+    for (Id reader : graph_.control.nodes()) {
+        auto const kind = graph_.control.node(reader).kind;
+        if (reader == op || kind == OperationKind::Kernel || kind == OperationKind::ForLoop ||
+            kind == OperationKind::If)
+            continue;
+        if (readsValue(graph_, reader, dest) && kind != OperationKind::Assign)
+            return false;
+    }
+    return true;
 }
 
 void PtxCodegen::store(Id op) {

@@ -294,6 +294,7 @@ private:
     }
 
     // Whether `d` can live in registers: distributed, with constant-size local indices.
+    bool streamed(Id op, Id dest) const;
     bool holdable(Id d) const {
         Distribution const dist = distributionOf(graph_, d);
         if (!dist.distributed)

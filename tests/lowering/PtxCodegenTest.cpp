@@ -171,6 +171,26 @@ TEST(PtxCodegen, AGridOfWarpsReadsEachWarpsOwnRowsAndColumns) {
     EXPECT_EQ(occurrences(kernel.code, "cp.async.cg.shared.global"), 2u + 2);
 }
 
+TEST(PtxCodegen, AnEpilogueReadsCAsItComputesEachResult) {
+    // alpha * AB + beta * C with 128 accumulators a lane (bf16, 128 x 128, warps of 32 x 128).
+    // Held whole, C was live next to the accumulators: 304 bytes of spills on sm_90a.
+    std::map<std::string, std::int64_t> const schedule = {
+        {"MMA", 1}, {"MT_M", 128}, {"MT_N", 128}, {"MT_K", 32}, {"WT_M", 32}, {"STAGES", 3}};
+    auto const kernel =
+        lowering::emitKernel(lowered("gemm-bf16.json", "gemm.pipeline.json", schedule),
+                             {.target = "sm_90a", .schedule = schedule});
+    // Each of C's loads comes right before the result it feeds is computed.
+    auto const epilogue = kernel.code.substr(kernel.code.rfind("$pipelined"));
+    std::size_t const firstResult = epilogue.find("add.f32");
+    ASSERT_NE(firstResult, std::string::npos);
+    EXPECT_EQ(occurrences(epilogue.substr(0, firstResult), "ld.global"), 1u);
+    if (!runtime::findPtxas())
+        GTEST_SKIP() << "no ptxas on this machine";
+    auto const result = runtime::assemblePtx(kernel.code, "sm_90a");
+    ASSERT_TRUE(result.ok()) << result.error().message();
+    EXPECT_EQ(result.value().spillStores, 0);
+}
+
 TEST(PtxCodegen, TransposedOperandsAreReadWithTheOtherLdmatrix) {
     // bf16, A stored K x M (contiguous along M: .trans) and B stored N x K (along K: plain).
     auto const kernel = tensorCoreGemm("gemm-bf16.json");

@@ -117,6 +117,13 @@ INSTANTIATE_TEST_SUITE_P(
                  {"WT_N", 64},
                  {"STAGES", 2}},
                 {{"M", 136}, {"N", 200}, {"K", 72}}},
+        // 128 accumulators a lane: the epilogue reads C element by element (streamed).
+        GpuCase{
+            "gemm_bf16_mma_128x128_streamed_c",
+            "gemm-bf16.json",
+            "gemm.pipeline.json",
+            {{"MMA", 1}, {"MT_M", 128}, {"MT_N", 128}, {"MT_K", 32}, {"WT_M", 32}, {"STAGES", 3}},
+            {{"M", 200}, {"N", 136}, {"K", 72}}},
         GpuCase{"gemm_bf16_mma_transposed",
                 "gemm-bf16.json",
                 "gemm.pipeline.json",

@@ -293,8 +293,9 @@ private:
         return k;
     }
 
-    // Whether `d` can live in registers: distributed, with constant-size local indices.
+    // Whether the tile a load `op` reads into `dest` is better read in place (PtxCodegen.cpp).
     bool streamed(Id op, Id dest) const;
+    // Whether `d` can live in registers: distributed, with constant-size local indices.
     bool holdable(Id d) const {
         Distribution const dist = distributionOf(graph_, d);
         if (!dist.distributed)

@@ -189,9 +189,8 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     double const stages = double(std::max<std::int64_t>(param(params, "STAGES", 1), 0));
     double const inBytes = sizeInBytes(p.inputType);
     // MMA = 1: warps of WT_M x WT_N accumulators (WT_N = 0: the whole MT_N) on the tensor
-    // cores (gemm-warp-tiles). Else a
-    // TT_M x TT_N register tile per workitem (Kiln's SIMT GEMM) fixes the workgroup size and
-    // means FMA code: no matrix instructions.
+    // cores (gemm-warp-tiles). Else a TT_M x TT_N register tile per workitem (Kiln's SIMT GEMM)
+    // fixes the workgroup size and means FMA code: no matrix instructions.
     bool const warpTiles = param(params, "MMA", 0) == 1;
     double const wtM = double(std::max<std::int64_t>(param(params, "WT_M", 32), 1));
     double const wtN = param(params, "WT_N", 0) > 0 ? double(param(params, "WT_N", 0)) : mtN;

@@ -7,6 +7,8 @@
 #   OUT=/tmp/out scripts/gpu-check.sh            # build folder: $KILN_GPU_BUILD or /tmp/kiln-gpu
 #   SKIP="gpu-bench codegen" scripts/gpu-check.sh  # leave steps out: gpu-bench codegen gemm tune
 #   GEMM_FILTER=f16 scripts/gpu-check.sh           # only the GEMM benchmarks matching a regex
+# A whole run takes about 11 minutes on the lent H100 host (docs/runtime.md): SKIP=tune fits a
+# 10-minute call.
 set -uo pipefail
 
 cd "$(dirname "$0")/.."

@@ -149,7 +149,8 @@ void cublasGemm(benchmark::State& state, bool half, std::int64_t n) {
 }
 
 // Eight independent chains of mma.sync.m16n8k16 per warp, `iterations` times; the sums go to
-// out[thread] so that nothing is dead. Operands are constants: the multiply does not look.
+// out[thread] so that nothing is dead. The operands are constants: an mma.sync takes as long
+// whatever its values.
 constexpr char const* kMmaPeakPtx = R"(.version 7.0
 .target sm_80
 .address_size 64

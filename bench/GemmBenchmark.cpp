@@ -12,8 +12,9 @@
 // iteration per benchmark, whose time is the median.
 //
 // A second baseline for the tensor-core kernels: mma.sync's own ceiling on this GPU, a
-// hand-written PTX kernel that issues nothing but independent mma.sync.m16n8k16 (f16 in, f32
-// accumulation) from registers on every multiprocessor (`mma_sync_peak`). Kiln's f16 kernels
+// hand-written PTX kernel (tests/runtime/ptx/mma_peak.ptx, assembled by ptxas in the tests) that
+// issues nothing but independent mma.sync.m16n8k16 (f16 in, f32 accumulation) from registers on
+// every multiprocessor (`mma_sync_peak`). Kiln's f16 kernels
 // report their share of it next to their ratio to cuBLAS, whose Hopper kernels use wgmma.
 #include "DeviceRun.h"
 #include "kiln/graph/CommandJson.h"
@@ -26,6 +27,7 @@
 #include "kiln/runtime/Stream.h"
 #include "kiln/runtime/TypedKernel.h"
 #include "kiln/runtime/cuda/Blas.h"
+#include "kiln/test/RuntimePtx.h"
 
 #include <algorithm>
 #include <benchmark/benchmark.h>
@@ -148,74 +150,14 @@ void cublasGemm(benchmark::State& state, bool half, std::int64_t n) {
     state.counters["min_ms"] = times.front();
 }
 
-// Eight independent chains of mma.sync.m16n8k16 per warp, `iterations` times; the sums go to
-// out[thread] so that nothing is dead. The operands are constants: an mma.sync takes as long
-// whatever its values.
-constexpr char const* kMmaPeakPtx = R"(.version 7.0
-.target sm_80
-.address_size 64
-.visible .entry kiln_mma_peak(.param .u64 param_out, .param .u32 param_iterations)
-{
-    .reg .pred %p<2>;
-    .reg .b32 %a<4>, %b<2>, %r<8>;
-    .reg .f32 %f<33>;
-    .reg .b64 %rd<4>;
-    mov.b32 %a0, 0x2c002c00;
-    mov.b32 %a1, 0x2c002c00;
-    mov.b32 %a2, 0x2c002c00;
-    mov.b32 %a3, 0x2c002c00;
-    mov.b32 %b0, 0x2c002c00;
-    mov.b32 %b1, 0x2c002c00;
-$ZEROS
-    ld.param.u32 %r1, [param_iterations];
-    mov.u32 %r2, 0;
-$loop:
-$MMAS
-    add.u32 %r2, %r2, 1;
-    setp.lt.u32 %p0, %r2, %r1;
-    @%p0 bra $loop;
-    mov.f32 %f32, 0f00000000;
-$SUMS
-    mov.u32 %r3, %ctaid.x;
-    mov.u32 %r4, %ntid.x;
-    mov.u32 %r5, %tid.x;
-    mad.lo.u32 %r6, %r3, %r4, %r5;
-    ld.param.u64 %rd0, [param_out];
-    cvta.to.global.u64 %rd1, %rd0;
-    mul.wide.u32 %rd2, %r6, 4;
-    add.s64 %rd3, %rd1, %rd2;
-    st.global.f32 [%rd3], %f32;
-    ret;
-}
-)";
-
-std::string mmaPeakPtx() {
-    std::string zeros, mmas, sums;
-    for (int f = 0; f < 32; ++f) {
-        zeros += "    mov.f32 %f" + std::to_string(f) + ", 0f00000000;\n";
-        sums += "    add.f32 %f32, %f32, %f" + std::to_string(f) + ";\n";
-    }
-    for (int c = 0; c < 8; ++c) {
-        std::string d;
-        for (int i = 0; i < 4; ++i)
-            d += (i ? ", %f" : "%f") + std::to_string(4 * c + i);
-        mmas += "    mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {" + d +
-                "}, {%a0, %a1, %a2, %a3}, {%b0, %b1}, {" + d + "};\n";
-    }
-    std::string ptx = kMmaPeakPtx;
-    for (auto const& [hole, text] :
-         {std::pair{"$ZEROS\n", zeros}, {"$MMAS\n", mmas}, {"$SUMS\n", sums}})
-        ptx.replace(ptx.find(hole), std::string_view(hole).size(), text);
-    return ptx;
-}
-
 // mma.sync's ceiling with `blocksPerSm` workgroups of 8 warps on each multiprocessor (2 warps
 // per scheduler each), 8 x 4096 mma per warp, timed like cublasGemm (median of kRepetitions).
 // The fullest one is the baseline; the others say what fewer warps can issue.
 void mmaSyncPeak(benchmark::State& state, std::uint32_t blocksPerSm) {
     using Peak = runtime::TypedKernel<runtime::DevicePointer<float>, std::uint32_t>;
     auto kernel =
-        Peak::load(gDevice, runtime::KernelLoaderSpec::ptxInMemory(mmaPeakPtx(), "kiln_mma_peak"));
+        Peak::load(gDevice, runtime::KernelLoaderSpec::ptxInMemory(
+                                std::string(runtime::test::ptx::mma_peak), "kiln_mma_peak"));
     std::uint32_t const blocks = blocksPerSm * gDevice->description().multiprocessorCount,
                         threads = 256, iterations = 4096;
     auto out = runtime::DeviceMemory<float>::allocate(gDevice, std::size_t{blocks} * threads);

@@ -9,7 +9,7 @@
 #   OUT=/tmp/out scripts/gpu-tune-gemm.sh        # build folder: $KILN_GPU_BUILD or /tmp/kiln-tune
 #   SIZE=2048 BUDGET=40 STEP_SECONDS=200 ...     # the defaults
 #   RESUME=path/exhaustive.jsonl ...             # go on with an earlier exhaustive sweep's records
-#   F16=1 GUIDED_SIZES="1024 4096 8192" BUDGET=24 ...
+#   F16=1 GUIDED_SIZES="1024 4096 8192" GUIDED_BUDGET=24 GUIDED_SECONDS=140 ...
 #       # the f16 GEMM (examples/gemm-f16.json over examples/gemm.space.json, tensor cores
 #       # included): only model-guided sweeps at GUIDED_SIZES, and cuBLAS f16 in the same run
 # Everything worth keeping is packed into $OUT/tune.tgz at the end (one file to fetch).

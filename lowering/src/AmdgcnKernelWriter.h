@@ -1,9 +1,11 @@
 // AmdgcnKernelWriter.h (internal): the AMDGCN code generator's state, shared by the files that
 // write each part: AmdgcnCodegen.cpp (kernel frame, element-wise and reduction operations),
-// AmdgcnMemory.cpp (global loads and stores, exec masks, values read in place) and
-// AmdgcnWorkgroup.cpp (loops, LDS staging, Multiply).
+// AmdgcnMemory.cpp (global loads and stores, exec masks, values read in place),
+// AmdgcnWorkgroup.cpp (loops, LDS staging, Multiply) and AmdgcnMatrixCores.cpp (Multiply on
+// the matrix cores: v_mfma).
 #pragma once
 
+#include "Contraction.h"
 #include "kiln/amdgcn/AssemblyKernel.h"
 #include "kiln/amdgcn/ExpressionGenerator.h"
 #include "kiln/amdgcn/MemoryInstructions.h"
@@ -12,6 +14,7 @@
 #include "kiln/lowering/HeldElements.h"
 #include "kiln/lowering/LaunchShape.h"
 
+#include <array>
 #include <optional>
 
 namespace kiln::lowering {
@@ -30,6 +33,26 @@ struct GcnHeld {
     std::vector<IndexSolution> elements;
     std::vector<gcn::Value> registers;
     DataType type = DataType::F32;
+};
+
+// A wave's accumulators as v_mfma_f32_16x16x16's C/D fragments (AmdgcnMatrixCores.cpp): four
+// elements each, rows R..R+3 of column C at lane 0.
+struct MfmaLayout {
+    struct Fragment {
+        std::array<std::size_t, 4> registers; ///< the held value's elements, rows R..R+3
+        std::size_t rowSlab = 0, colSlab = 0; ///< into rowBases, colBases
+    };
+    std::vector<Fragment> fragments;
+    std::vector<ExprPtr> rowBases, colBases; ///< each slab's first row (column) at lane 0
+};
+
+// A Multiply on the matrix cores: the layout, each fragment's four consecutive VGPRs, and the
+// staged tiles the operand fragments come from.
+struct MfmaPlan {
+    MfmaLayout layout;
+    std::vector<gcn::Value> ranges; ///< per fragment
+    Id lhsShared = 0, rhsShared = 0;
+    DataType type = DataType::F16; ///< the operands'
 };
 
 class AmdgcnKernelWriter {
@@ -71,6 +94,25 @@ private:
     void loadShared(Id op);
     Id accumulator(Id op, Id next);
     void multiply(Id op, Operation const& o, Id into = 0);
+
+    // ---- Matrix cores (AmdgcnMatrixCores.cpp) --------------------------------------------
+    // The layout check: nothing when the accumulators are not MFMA fragments.
+    std::optional<MfmaLayout> mfmaLayout(Contraction const& c,
+                                         std::vector<IndexSolution> const& elements) const;
+    // Before any code: which held values accumulate a Multiply (the product, or the X of a fused
+    // X = X + product), so that hold() gives their fragments consecutive VGPRs.
+    void reserveMfmaAccumulators();
+    void reserveFragments(Id d, GcnHeld& held);
+    std::optional<MfmaPlan> mfmaPlan(Contraction const& c, Id accumulator,
+                                     GcnHeld const& acc) const;
+    // The staged tile's indices of a lane's four operand elements at K k0 + 4y + j; nothing
+    // when a read might leave the tile.
+    std::optional<std::vector<ExprPtr>>
+    mfmaOperandOffsets(Id shared, Id along, ExprPtr const& where, Id kAxis, std::int64_t k0) const;
+    gcn::Value mfmaOperand(Id shared, Id along, ExprPtr const& where, Id kAxis, std::int64_t k0,
+                           LdsBases& bases);
+    std::string mfmaMnemonic(DataType type) const;
+    void multiplyOnMatrixCores(MfmaPlan const& plan, Contraction const& c);
 
     // ---- Memory (AmdgcnMemory.cpp) ------------------------------------------------------
     void load(Id op);
@@ -115,6 +157,9 @@ private:
     std::map<Id, gcn::Value> indices_; ///< i64 hardware indices and loop counters
     std::map<Id, GcnHeld> held_;
     std::map<Id, Id> views_; ///< values read in place -> the load that reads them
+    std::map<Id, Contraction> mfmaAccumulators_; ///< held value -> the Multiply it accumulates
+    std::map<std::pair<Id, std::size_t>, gcn::Value> fragments_; ///< (value, first element)
+    bool mfmaSinceDrain_ = false; ///< an MFMA since the last drain(): its hazards are longer
     Id currentId_ = 0;
     int loopDepth_ = 0;
 };

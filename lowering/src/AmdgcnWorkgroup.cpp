@@ -13,7 +13,8 @@
 // - A LoadShared is a view; a Multiply into a register tile runs the contraction fully
 //   unrolled, reading each workitem's rows of A and columns of B from LDS (consecutive elements
 //   in one ds_read, addresses a constant apart as the same register plus an offset) and issuing
-//   one v_fma_f32 per accumulator.
+//   one v_fma_f32 per accumulator; or, where the accumulators are laid out as MFMA fragments,
+//   on the matrix cores (AmdgcnMatrixCores.cpp).
 #include "AmdgcnKernelWriter.h"
 #include "Contraction.h"
 #include "OperationOrder.h"
@@ -48,6 +49,8 @@ void AmdgcnKernelWriter::list(std::vector<Id> const& sequence) {
 }
 
 void AmdgcnKernelWriter::setHeld(GcnHeld& held, std::size_t c, gcn::Value const& value) {
+    if (value.isLiteral() && held.registers[c].isRegister() && !gcn::isWide(held.type))
+        return copy(held.registers[c], value); // registers given in advance (MFMA fragments)
     gcn::Value const v = b_.toVector(value, held.type);
     // A value assigned again (in a loop) keeps its registers: the code is written once and
     // read by every iteration.
@@ -85,7 +88,11 @@ void AmdgcnKernelWriter::drain() {
         gcn::WaitCount{0, 0, 0,
                        context_.target().hasVscnt() ? std::optional<int>(0) : std::nullopt},
         "nothing outstanding across the loop's edges"));
-    b_.add(gcn::Instruction::nop(5, "no hazard across the loop's edges"));
+    // Five wait states cover every rule but the MFMA ones, which need up to the observer's
+    // horizon (19 after a 32x32 MFMA on gfx90a).
+    int const states = mfmaSinceDrain_ ? std::max(5, context_.hazards().horizon()) : 5;
+    mfmaSinceDrain_ = false;
+    b_.add(gcn::Instruction::nop(states, "no hazard across the loop's edges"));
     flush();
 }
 
@@ -329,6 +336,8 @@ void AmdgcnKernelWriter::multiply(Id op, Operation const& o, Id into) {
         for (std::size_t e = 0; e < acc.registers.size(); ++e)
             setHeld(acc, e, gcn::Value::literal(0, DataType::F32));
     flush();
+    if (auto const plan = mfmaPlan(c, currentId_, acc))
+        return multiplyOnMatrixCores(*plan, c);
     Distinct const rows = distinctAlong(acc.elements, c.destRow),
                    cols = distinctAlong(acc.elements, c.destCol);
 

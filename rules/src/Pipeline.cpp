@@ -2,6 +2,7 @@
 
 #include "kiln/graph/ExpressionText.h"
 #include "kiln/graph/SourceJson.h"
+#include "kiln/rules/ArchFacts.h"
 #include "kiln/rules/RuleJson.h"
 
 #include <chrono>
@@ -78,8 +79,14 @@ std::vector<StepReport> lower(Pipeline const& pipeline, KernelGraph& graph,
     for (auto const& step : pipeline.steps) {
         StepReport report{.name = step.name, .declarative = step.rules.has_value()};
         if (step.when) {
-            RuleContext c{
-                .graph = &graph, .parameters = &stepOptions.parameters, .arch = options.arch};
+            // Without a target, a step's `when` reads every arch fact as 0 (no capability):
+            // the steps that do not ask for a target's feature run.
+            static ArchFacts const noTarget = [](std::string const&) {
+                return std::optional<std::int64_t>(0);
+            };
+            RuleContext c{.graph = &graph,
+                          .parameters = &stepOptions.parameters,
+                          .arch = options.arch ? options.arch : noTarget};
             GuardValue const g = evaluateGuard(*step.when, c);
             if (!g.decided)
                 throw UserError(

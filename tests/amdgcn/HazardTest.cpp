@@ -117,6 +117,126 @@ TEST(Hazard, ValuWriteThenMfmaReadNeedsTwo) {
               2);
 }
 
+// MFMA dependencies (CDNA 2/3 ISA §7.6, "Required Independent Instructions"): the wait states
+// follow the first MFMA's passes, 16x16x16 f16 taking 8 on gfx90a and 4 on gfx942 (an XDL op).
+Value a(int r, int n = 1) {
+    return Value::physical(RegisterKind::Accumulator, r, n);
+}
+std::string mfma16(std::string const& target) {
+    return target == "gfx942" ? "v_mfma_f32_16x16x16_f16" : "v_mfma_f32_16x16x16f16";
+}
+Instruction mfma(std::string const& target, Value const& d, Value const& c,
+                 Value const& srcA = v(20, 2)) {
+    return Instruction::op(mfma16(target), {d}, {srcA, v(22, 2), c});
+}
+
+TEST(Hazard, MfmaPassesComeFromArchDb) {
+    EXPECT_EQ(mfmaPasses(Target::named("gfx90a"), mfma("gfx90a", v(0, 4), v(0, 4))), 8);
+    EXPECT_EQ(mfmaPasses(Target::named("gfx942"), mfma("gfx942", v(0, 4), v(0, 4))), 4);
+    Instruction const big =
+        Instruction::op("v_mfma_f32_32x32x8f16", {v(0, 16)}, {v(20, 2), v(22, 2), v(0, 16)});
+    EXPECT_EQ(mfmaPasses(Target::named("gfx90a"), big), 16);
+    Instruction const big942 =
+        Instruction::op("v_mfma_f32_32x32x8_f16", {v(0, 16)}, {v(20, 2), v(22, 2), v(0, 16)});
+    EXPECT_EQ(mfmaPasses(Target::named("gfx942"), big942), 8);
+    EXPECT_EQ(mfmaPasses(Target::named("gfx942"), independentValu(1)), 0);
+}
+
+TEST(Hazard, MfmaResultThenValuRead) {
+    Instruction const add = Instruction::op("v_add_f32", {v(30)}, {v(2), v(31)});
+    for (auto [target, states] : {std::pair{"gfx90a", 11}, {"gfx942", 7}}) {
+        Context c = test::makeContext(target);
+        c.schedule(mfma(target, v(0, 4), v(0, 4)));
+        std::vector<std::string> rules;
+        EXPECT_EQ(c.hazards().needed(add, &rules), states) << target;
+        EXPECT_EQ(rules, std::vector<std::string>{"mfma-valu-read"}) << target;
+    }
+    // Three independent instructions already count: fewer nops than the maximum.
+    Context c = test::makeContext("gfx90a");
+    c.schedule(mfma("gfx90a", v(0, 4), v(0, 4)));
+    for (int r = 40; r < 43; ++r)
+        c.schedule(independentValu(r));
+    EXPECT_EQ(c.hazards().needed(add), 8);
+    c.schedule(add);
+    EXPECT_EQ(c.scheduled().back().nopsBefore(), 8);
+    EXPECT_EQ(c.scheduled().back().str(), "s_nop 7\nv_add_f32 v30, v2, v31");
+    // Another register is no hazard.
+    Context d = test::makeContext("gfx90a");
+    d.schedule(mfma("gfx90a", v(0, 4), v(0, 4)));
+    EXPECT_EQ(d.hazards().needed(Instruction::op("v_add_f32", {v(30)}, {v(4), v(31)})), 0);
+}
+
+TEST(Hazard, LargerMfmaNeedsMore) {
+    Instruction const read = Instruction::op("v_mov_b32", {v(30)}, {v(15)});
+    Context a = test::makeContext("gfx90a");
+    a.schedule(
+        Instruction::op("v_mfma_f32_32x32x8f16", {v(0, 16)}, {v(20, 2), v(22, 2), v(0, 16)}));
+    EXPECT_EQ(a.hazards().needed(read), 19);
+    Context b = test::makeContext("gfx942");
+    b.schedule(
+        Instruction::op("v_mfma_f32_32x32x8_f16", {v(0, 16)}, {v(20, 2), v(22, 2), v(0, 16)}));
+    EXPECT_EQ(b.hazards().needed(read), 11);
+}
+
+TEST(Hazard, MfmaAccumulatingIntoTheSameRegistersNeedsNothing) {
+    for (std::string target : {"gfx90a", "gfx942"}) {
+        Context c = test::makeContext(target);
+        c.schedule(mfma(target, v(0, 4), v(0, 4)));
+        EXPECT_EQ(c.hazards().needed(mfma(target, v(0, 4), v(0, 4), v(24, 2))), 0) << target;
+    }
+}
+
+TEST(Hazard, MfmaSrcCOverlappingAnotherResult) {
+    for (auto [target, states] : {std::pair{"gfx90a", 8}, {"gfx942", 5}}) {
+        Context c = test::makeContext(target);
+        c.schedule(mfma(target, v(0, 4), v(0, 4)));
+        std::vector<std::string> rules;
+        EXPECT_EQ(c.hazards().needed(mfma(target, v(8, 4), v(2, 4)), &rules), states) << target;
+        EXPECT_EQ(rules, std::vector<std::string>{"mfma-srcc-overlap"}) << target;
+    }
+}
+
+TEST(Hazard, MfmaResultThenMfmaSrcA) {
+    for (auto [target, states] : {std::pair{"gfx90a", 11}, {"gfx942", 7}}) {
+        Context c = test::makeContext(target);
+        c.schedule(mfma(target, v(0, 4), v(0, 4)));
+        std::vector<std::string> rules;
+        EXPECT_EQ(c.hazards().needed(mfma(target, v(8, 4), v(8, 4), v(2, 2)), &rules), states)
+            << target;
+        EXPECT_EQ(rules, std::vector<std::string>{"mfma-srcab"}) << target;
+    }
+}
+
+TEST(Hazard, AccvgprReadAfterMfma) {
+    Instruction const read = Instruction::op("v_accvgpr_read_b32", {v(30)}, {a(3)});
+    for (auto [target, states] : {std::pair{"gfx90a", 11}, {"gfx942", 7}}) {
+        Context c = test::makeContext(target);
+        c.schedule(mfma(target, a(0, 4), a(0, 4)));
+        c.schedule(independentValu(40));
+        EXPECT_EQ(c.hazards().needed(read), states - 1) << target;
+    }
+}
+
+TEST(Hazard, WriteOfAnMfmaResultOrSrcC) {
+    // WAW: an LDS read into a register an MFMA still writes.
+    Instruction const lds = Instruction::op("ds_read_b32", {v(1)}, {v(40)});
+    for (auto [target, states] : {std::pair{"gfx90a", 11}, {"gfx942", 7}}) {
+        Context c = test::makeContext(target);
+        c.schedule(mfma(target, v(0, 4), v(8, 4)));
+        std::vector<std::string> rules;
+        EXPECT_EQ(c.hazards().needed(lds, &rules), states) << target;
+        EXPECT_EQ(rules, std::vector<std::string>{"mfma-valu-write"}) << target;
+    }
+    // WAR: a VALU write of a register an MFMA reads as SrcC (its result in AGPRs).
+    for (auto [target, states] : {std::pair{"gfx90a", 7}, {"gfx942", 3}}) {
+        Context c = test::makeContext(target);
+        c.schedule(mfma(target, a(0, 4), v(4, 4)));
+        std::vector<std::string> rules;
+        EXPECT_EQ(c.hazards().needed(independentValu(5), &rules), states) << target;
+        EXPECT_EQ(rules, std::vector<std::string>{"mfma-srcc-war"}) << target;
+    }
+}
+
 TEST(Hazard, Gfx1100HasNoSoftwareWaitStates) {
     Context c = test::makeContext("gfx1100");
     c.schedule(valuWritesSgpr());

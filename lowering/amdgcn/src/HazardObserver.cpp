@@ -1,6 +1,8 @@
 // HazardObserver.cpp: the wait-state tables of the CDNA 2 and CDNA 3 ISA reference guides.
 #include "kiln/amdgcn/HazardObserver.h"
 
+#include "kiln/arch-db/Arch.h"
+
 #include <algorithm>
 
 namespace kiln::amdgcn {
@@ -72,7 +74,156 @@ Regs storeData(Instruction const& i) {
     return data.registers();
 }
 
+bool isVectorLike(PhysicalRegister const& r) {
+    return r.kind == RegisterKind::Vector || r.kind == RegisterKind::Accumulator;
+}
+
+bool isMfma(Instruction const& i) {
+    return i.form() == Instruction::Form::Operation &&
+           i.instructionClass() == InstructionClass::Mfma;
+}
+
+// The registers of source `k` of an MFMA (SrcA 0, SrcB 1, SrcC 2) that are VGPRs or AGPRs.
+Regs mfmaSource(Instruction const& i, std::size_t k) {
+    if (!isMfma(i) || i.srcs().size() <= k)
+        return {};
+    return filter(i.srcs()[k].registers(), isVectorLike);
+}
+
+Regs mfmaResult(Instruction const& i) {
+    if (!isMfma(i) || i.dsts().empty())
+        return {};
+    return filter(i.dsts()[0].registers(), isVectorLike);
+}
+
+// VALU (not MFMA), VMEM and LDS instructions: the ones the MFMA -> "VALU/VM/LDS/export" rows
+// are about.
+bool isValuOrMemory(Instruction const& i) {
+    switch (i.instructionClass()) {
+    case InstructionClass::Valu:
+    case InstructionClass::Trans:
+    case InstructionClass::VmemLoad:
+    case InstructionClass::VmemStore:
+    case InstructionClass::LdsLoad:
+    case InstructionClass::LdsStore:
+    case InstructionClass::LdsDma:
+        return true;
+    default:
+        return false;
+    }
+}
+
+// CDNA 3 splits MFMAs into XDL ops (16-bit floats, bf16, i8, fp8, xf32) and the others (f32,
+// f64), whose wait states differ by one.
+bool isXdl(Instruction const& i) {
+    // The input type follows the shape MxNxK: v_mfma_f32_16x16x16_f16, v_mfma_f32_16x16x16f16.
+    std::string_view const m = i.mnemonic();
+    auto const first = m.find('x');
+    auto const second = first == std::string_view::npos ? first : m.find('x', first + 1);
+    if (second == std::string_view::npos)
+        return false;
+    std::size_t k = second + 1;
+    while (k < m.size() && m[k] >= '0' && m[k] <= '9')
+        ++k;
+    std::string_view const type = m.substr(k);
+    return type.find("f16") != std::string_view::npos ||
+           type.find("bf16") != std::string_view::npos ||
+           type.find("i8") != std::string_view::npos ||
+           type.find("fp8") != std::string_view::npos ||
+           type.find("bf8") != std::string_view::npos ||
+           type.find("xf32") != std::string_view::npos;
+}
+
+// The rows of "Dependency Resolution: Required Independent Instructions" (CDNA 2 ISA §7.6,
+// CDNA 3 ISA §7.6) for the MFMAs Kiln emits (S/HGEMM: f32 and 16-bit inputs; not DGEMM),
+// given as the passes P of the first MFMA (CDNA 2: 4x4 = 2, 16x16 = 8, 32x32 = 16 passes;
+// CDNA 3 XDL f16/bf16: 16x16x16 = 4, 32x32x8 = 8). The counts are the tables' (LLVM's
+// GCNHazardRecognizer checkMAIHazards90A and checkMAIVALUHazards implement the same rows):
+//
+//   MFMA writes VGPR -> MFMA reads it as SrcC, overlapped but not the same range:
+//       CDNA 2: 2 / 8 / 16 (P); CDNA 3: XDL P + 1, other P. The same range: 0 (back-to-back
+//       accumulation into one fragment needs nothing), except a 2-pass MFMA on CDNA 3: 2.
+//   MFMA writes VGPR -> MFMA reads it as SrcA/B: CDNA 2: 5 / 11 / 19 (P + 3); CDNA 3: XDL P + 3,
+//       other P + 2.
+//   MFMA writes VGPR/AGPR -> VALU, VMEM, LDS or export reads it (v_accvgpr_read included):
+//       CDNA 2: 5 / 11 / 19 (P + 3); CDNA 3: XDL P + 3, other P + 2.
+//   MFMA writes VGPR -> VALU, VMEM or LDS writes it (WAW): as the read, P + 3 (CDNA 3 other:
+//       P + 2).
+//   MFMA reads VGPR as SrcC -> VALU, VMEM or LDS writes it (WAR): CDNA 2: 1 / 7 / 15 (P - 1);
+//       CDNA 3: XDL P - 1 (2 passes: 1), other MFMAs none.
+void addMfmaRules(Target const& target, std::string const& isa, std::vector<HazardRule>& rules) {
+    if (!target.arch().has(arch::Capability::HasMFMA))
+        return;
+    bool const cdna3 = target.isGfx942();
+    std::string const table =
+        isa + " §7.6 Dependency Resolution: Required Independent Instructions: ";
+    // P + 3, or P + 2 for a CDNA 3 MFMA that is not XDL.
+    auto const readAfter = [target, cdna3](Instruction const& first) {
+        int const p = mfmaPasses(target, first);
+        return cdna3 && !isXdl(first) ? p + 2 : p + 3;
+    };
+    int const most = 19; // a 16-pass MFMA
+    auto const valuOrMemoryReads = [](Instruction const& i) {
+        return isValuOrMemory(i) ? filter(i.reads(), isVectorLike) : Regs{};
+    };
+    auto const valuOrMemoryWrites = [](Instruction const& i) {
+        return isValuOrMemory(i) ? filter(i.writes(), isVectorLike) : Regs{};
+    };
+
+    rules.push_back({"mfma-srcc-overlap",
+                     table + "\"XDL/SMFMA write VGPR -> XDL/SMFMA read as SrcC, overlapped\": " +
+                         (cdna3 ? "XDL P + 1, SMFMA P passes" : "4x4 2, 16x16 8, 32x32 16") +
+                         "; the same VGPRs: 0" + (cdna3 ? " (2 for a 2-pass SMFMA)" : ""),
+                     most, mfmaResult, [](Instruction const& i) { return mfmaSource(i, 2); },
+                     [target, cdna3](Instruction const& first) {
+                         int const p = mfmaPasses(target, first);
+                         return cdna3 && isXdl(first) ? p + 1 : p;
+                     },
+                     [target, cdna3](Instruction const& first, Instruction const& second) {
+                         bool const same = first.dsts()[0].sameRegisters(second.srcs()[2]);
+                         return same && !(cdna3 && mfmaPasses(target, first) == 2);
+                     }});
+    rules.push_back({"mfma-srcab",
+                     table + "\"XDL/SMFMA write VGPR -> XDL/SMFMA read as SrcA/B\": " +
+                         (cdna3 ? "XDL P + 3, SMFMA P + 2" : "4x4 5, 16x16 11, 32x32 19"),
+                     most, mfmaResult,
+                     [](Instruction const& i) {
+                         Regs ab = mfmaSource(i, 0);
+                         Regs const b = mfmaSource(i, 1);
+                         ab.insert(ab.end(), b.begin(), b.end());
+                         return ab;
+                     },
+                     readAfter});
+    rules.push_back({"mfma-valu-read",
+                     table + "\"XDL/SMFMA write VGPR -> VALU read / VM, LDS, FLAT, export read " +
+                         "(v_accvgpr_read of an AGPR likewise)\": " +
+                         (cdna3 ? "XDL P + 3, SMFMA P + 2" : "4x4 5, 16x16 11, 32x32 19"),
+                     most, mfmaResult, valuOrMemoryReads, readAfter});
+    rules.push_back({"mfma-valu-write",
+                     table + "\"XDL/SMFMA write VGPR -> VALU write / VM, LDS, FLAT write of the " +
+                         "same VGPR (WAW)\": " +
+                         (cdna3 ? "XDL P + 3, SMFMA P + 2" : "4x4 5, 16x16 11, 32x32 19"),
+                     most, mfmaResult, valuOrMemoryWrites, readAfter});
+    rules.push_back(
+        {"mfma-srcc-war",
+         table + "\"XDL/SMFMA read VGPR as SrcC -> VALU write / VM, LDS, FLAT write of it " +
+             "(WAR)\": " +
+             (cdna3 ? "XDL 2 passes 1, 4 passes 3, 8 passes 7, 16 passes 15" +
+                          std::string("; non-XDL none")
+                    : "4x4 1, 16x16 7, 32x32 15"),
+         15,
+         [cdna3](Instruction const& i) { return cdna3 && !isXdl(i) ? Regs{} : mfmaSource(i, 2); },
+         valuOrMemoryWrites,
+         [target](Instruction const& first) { return mfmaPasses(target, first) - 1; }});
+}
+
 } // namespace
+
+int mfmaPasses(Target const& target, Instruction const& instruction) {
+    if (!isMfma(instruction))
+        return 0;
+    return std::max(1, target.issueCycles(instruction.mnemonic()) / 4);
+}
 
 std::vector<HazardRule> hazardRules(Target const& target) {
     if (target.isGfx11())
@@ -153,6 +304,7 @@ std::vector<HazardRule> hazardRules(Target const& target) {
                          return i.instructionClass() == InstructionClass::Mfma ? vgprReads(i)
                                                                                : Regs{};
                      }});
+    addMfmaRules(target, isa, rules);
     if (target.isGfx942()) {
         rules.push_back({"valu-sgpr-valu",
                          table + "\"VALU writes SGPR -> VALU reads that SGPR: 2\" (gfx940+; LLVM "
@@ -197,7 +349,11 @@ int HazardObserver::needed(Instruction const& instruction, std::vector<std::stri
                 break;
             Regs const source = rule.source(it->instruction);
             if (!source.empty() && overlaps(source, sink)) {
-                int const missing = rule.waitStates - elapsed;
+                if (rule.exempt && rule.exempt(it->instruction, instruction))
+                    break;
+                int const states =
+                    rule.waitStatesAfter ? rule.waitStatesAfter(it->instruction) : rule.waitStates;
+                int const missing = states - elapsed;
                 if (missing > need)
                     need = missing;
                 if (names && missing > 0)

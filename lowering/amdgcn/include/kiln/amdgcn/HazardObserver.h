@@ -27,7 +27,17 @@ struct HazardRule {
     std::function<std::vector<PhysicalRegister>(Instruction const&)> source;
     /// The registers the second instruction reads that the rule is about (empty: not affected).
     std::function<std::vector<PhysicalRegister>(Instruction const&)> sink;
+    /// Where the wait states depend on the first instruction (an MFMA's passes): those it
+    /// needs, at most `waitStates`. Unset: always `waitStates`.
+    std::function<int(Instruction const& first)> waitStatesAfter;
+    /// Where a pair the rule matches needs no wait states after all (an MFMA reading as SrcC
+    /// exactly the registers the previous one wrote). Unset: never.
+    std::function<bool(Instruction const& first, Instruction const& second)> exempt;
 };
+
+/// The passes (4 cycles each) of MFMA `instruction` on `target`, from arch-db's issue cycles;
+/// 0 for other instructions.
+int mfmaPasses(Target const& target, Instruction const& instruction);
 
 /// The rules for a target (empty for gfx1100).
 std::vector<HazardRule> hazardRules(Target const& target);
@@ -40,6 +50,10 @@ public:
     void modify(Instruction& instruction) const override;
     void observe(Instruction const& instruction) override;
     std::string_view name() const override { return "hazard"; }
+
+    /// The most wait states any rule asks for: what must pass where the observer cannot see
+    /// the instructions before (the back edge of a loop).
+    int horizon() const { return horizon_; }
 
     /// Wait states `instruction` needs in front of it, and the rules that ask for them.
     int needed(Instruction const& instruction, std::vector<std::string>* rules = nullptr) const;

@@ -1,5 +1,6 @@
 // GraphKernelTest.cpp: AMDGCN kernels generated from lowered KernelGraphs (element-wise chains,
-// row reductions and SIMT GEMMs staged through LDS) for gfx90a, gfx942 and gfx1100: each
+// row reductions, SIMT GEMMs staged through LDS, and f16/bf16 GEMMs on the matrix cores, v_mfma
+// on gfx90a and gfx942) for gfx90a, gfx942 and gfx1100: each
 // assembles into a code object that
 // disassembles back to the same instructions, whose metadata note matches the manifest and
 // whose register counts fit the target; one small kernel against a golden file.
@@ -22,7 +23,14 @@ struct Case {
     std::string name, command, pipeline;
     std::map<std::string, std::int64_t> params;
     std::vector<std::string> expected; ///< instructions the kernel must contain (GFX9 spelling)
+    /// Instructions it must contain on targets with MFMA (gfx90a, gfx942); on the others the
+    /// same layout runs on v_fma_f32.
+    std::vector<std::string> onMatrixCores = {};
 };
+
+bool hasMatrixCores(std::string const& target) {
+    return target == "gfx90a" || target == "gfx942";
+}
 
 std::vector<Case> const kCases = {
     {"axpy", "axpy.json", "elementwise.pipeline.json", {}, {"global_load_dwordx4", "v_mul_f32"}},
@@ -55,6 +63,30 @@ std::vector<Case> const kCases = {
     {"gemm_f16", "gemm-f16.json", "gemm.pipeline.json", {}, {"v_cvt_f32_f16", "v_fma_f32"}},
     // Not staged: each workitem reads its operands from global memory, masked at the edges.
     {"gemm_unstaged", "gemm.json", "gemm.pipeline.json", {{"STAGES", 0}}, {"v_fma_f32"}},
+    // MMA=1: wave64 tiles laid out as v_mfma_f32_16x16x16's fragments (gemm-wave-tiles). f16,
+    // two waves of 32 x 64: A staged K-contiguous (ds_read_b64 per fragment), B N-contiguous
+    // (four ds_read_u16 packed with v_lshl_or_b32).
+    {"gemm_f16_mfma",
+     "gemm-f16.json",
+     "gemm.pipeline.json",
+     {{"MMA", 1}, {"MT_M", 64}, {"MT_N", 64}, {"MT_K", 16}, {"WT_M", 32}},
+     {"s_barrier", "s_cbranch_scc1"},
+     {"v_mfma_f32_16x16x16", "ds_read_b64", "ds_read_u16", "v_lshl_or_b32"}},
+    // bf16 with both operands stored transposed, alpha and beta: a 2 x 2 grid of 32 x 32 waves,
+    // two K steps of 16 per slice.
+    {"gemm_bf16_mfma_grid",
+     "gemm-bf16.json",
+     "gemm.pipeline.json",
+     {{"MMA", 1}, {"MT_M", 64}, {"MT_N", 64}, {"MT_K", 32}, {"WT_M", 32}, {"WT_N", 32}},
+     {"s_barrier"},
+     {"v_mfma_f32_16x16x16", "ds_read_b64", "ds_read_u16"}},
+    // 128 x 128 macro tiles, four waves of 64 x 64: 64 accumulators per lane.
+    {"gemm_f16_mfma_128",
+     "gemm-f16.json",
+     "gemm.pipeline.json",
+     {{"MMA", 1}, {"MT_M", 128}, {"MT_N", 128}, {"MT_K", 32}, {"WT_M", 64}, {"WT_N", 64}},
+     {"s_barrier"},
+     {"v_mfma_f32_16x16x16"}},
 };
 
 void PrintTo(Case const& c, std::ostream* os) {
@@ -111,6 +143,14 @@ TEST_P(AmdgcnGraphKernel, AssemblesDisassemblesAndMatchesItsManifest) {
         EXPECT_NE(kernel.code.find(t.mnemonic(mnemonic)), std::string::npos)
             << mnemonic << " missing in\n"
             << kernel.code;
+    if (!c.onMatrixCores.empty()) {
+        bool const mfma = hasMatrixCores(target);
+        for (std::string const& mnemonic : mfma ? c.onMatrixCores : std::vector<std::string>{})
+            EXPECT_NE(kernel.code.find(mnemonic), std::string::npos) << mnemonic << " missing in\n"
+                                                                     << kernel.code;
+        EXPECT_EQ(kernel.code.find("v_mfma") != std::string::npos, mfma);
+        EXPECT_EQ(kernel.code.find(t.mnemonic("v_fma_f32")) != std::string::npos, !mfma);
+    }
 
     // Register counts within the target's files.
     int const vgprs = numberAfter(kernel.code, "\\.amdhsa_next_free_vgpr");
@@ -224,6 +264,70 @@ TEST(AmdgcnGraphKernel, GemmStagesThroughLdsAndAccumulatesInRegisters) {
     // One loop, entered and left with nothing outstanding.
     EXPECT_EQ(occurrences(kernel.code, "s_cbranch_scc1"), 1u);
     EXPECT_EQ(occurrences(kernel.code, "s_waitcnt vmcnt(0) expcnt(0) lgkmcnt(0)") >= 2, true);
+}
+
+Case const& caseNamed(std::string const& name) {
+    for (Case const& c : kCases)
+        if (c.name == name)
+            return c;
+    throw std::out_of_range(name);
+}
+
+TEST(AmdgcnGraphKernel, GemmOnTheMatrixCores) {
+    for (std::string target : {"gfx90a", "gfx942"}) {
+        lowering::EmittedKernel const kernel = emit(caseNamed("gemm_f16_mfma"), target);
+        // Two waves of 64 lanes: x (16) a lane's column, y (4) its group of four rows.
+        EXPECT_EQ(kernel.block[0], 16);
+        EXPECT_EQ(kernel.block[1], 4);
+        EXPECT_EQ(kernel.block[2], 2);
+        // A wave's 32 x 64 tile is 2 x 4 fragments of 16 x 16; one K step of 16 per slice.
+        std::string const mnemonic =
+            target == "gfx942" ? "v_mfma_f32_16x16x16_f16 " : "v_mfma_f32_16x16x16f16 ";
+        EXPECT_EQ(occurrences(kernel.code, mnemonic), 8u) << target;
+        // Each fragment accumulates into itself: v[n:n+3] as destination and SrcC.
+        std::regex const accumulate("v_mfma\\w+ (v\\[\\d+:\\d+\\]), v\\[\\d+:\\d+\\], "
+                                    "v\\[\\d+:\\d+\\], (v\\[\\d+:\\d+\\])");
+        std::size_t same = 0;
+        for (std::sregex_iterator it(kernel.code.begin(), kernel.code.end(), accumulate), end;
+             it != end; ++it)
+            same += (*it)[1] == (*it)[2];
+        EXPECT_EQ(same, 8u) << target;
+        // A (row-major, K-contiguous): one 8-byte read per row slab; B (N-contiguous): four
+        // 2-byte reads per column slab, packed in pairs.
+        EXPECT_EQ(occurrences(kernel.code, "ds_read_b64"), 2u) << target;
+        EXPECT_EQ(occurrences(kernel.code, "ds_read_u16"), 4u * 4) << target;
+        EXPECT_EQ(occurrences(kernel.code, "v_lshl_or_b32"), 2u * 4) << target;
+        EXPECT_EQ(occurrences(kernel.code, "v_fma_f32"), 0u) << target;
+        // The back edge waits out the longest MFMA hazard (19 wait states: s_nop 15, s_nop 2).
+        EXPECT_NE(kernel.code.find("s_nop 15\n  s_nop 2 // no hazard across the loop's edges"),
+                  std::string::npos)
+            << target;
+    }
+    // gfx1100 has no MFMA: the warp layout (mma.sync's) runs on v_fma_f32.
+    lowering::EmittedKernel const rdna = emit(caseNamed("gemm_f16_mfma"), "gfx1100");
+    EXPECT_EQ(rdna.code.find("v_mfma"), std::string::npos);
+    EXPECT_NE(rdna.code.find("v_fma_f32"), std::string::npos);
+}
+
+// A small MFMA kernel's whole text: 32 x 16 macro tiles, two waves of 16 x 16, one fragment each.
+TEST(AmdgcnGraphGolden, MfmaGemmOnGfx942) {
+    Case const c{"gemm_f16_mfma_small",
+                 "gemm-f16.json",
+                 "gemm.pipeline.json",
+                 {{"MMA", 1}, {"MT_M", 32}, {"MT_N", 16}, {"MT_K", 16}, {"WT_M", 16}},
+                 {}};
+    std::string const text = emit(c, "gfx942").code;
+    EXPECT_EQ(occurrences(text, "v_mfma_f32_16x16x16_f16 "), 1u);
+    std::string const path = test::sourcePath("tests/amdgcn/golden/gemm_f16_mfma.gfx942.s");
+    if (char const* update = std::getenv("KILN_UPDATE_GOLDEN"); update && *update == '1') {
+        std::ofstream(path) << text;
+        return;
+    }
+    std::ifstream in(path);
+    ASSERT_TRUE(in) << "no golden file " << path << "; KILN_UPDATE_GOLDEN=1 writes it";
+    std::stringstream golden;
+    golden << in.rdbuf();
+    EXPECT_EQ(text, golden.str()) << "golden file " << path << " differs";
 }
 
 TEST(AmdgcnGraphKernel, RefusesWhatItCannotWrite) {

@@ -313,6 +313,12 @@ int main(int argc, char** argv) {
     f16Schedules["MMA_MT128x256x64_WT64x64_S3"] = grid(128, 256, 64, 64, 64, 3);
     f16Schedules["MMA_MT128x256x64_WT64x64_S4"] = grid(128, 256, 64, 64, 64, 4);
     f16Schedules["MMA_MT256x128x64_WT64x64_S3"] = grid(256, 128, 64, 64, 64, 3);
+    // Warps of 16 rows over K slices of 64: on sm_90a, four such warps are a warpgroup and
+    // multiply with wgmma.mma_async (PtxWarpgroups.cpp).
+    f16Schedules["WGMMA_MT128x128x64_WT16_S4"] = mma(128, 128, 64, 16, 4);
+    f16Schedules["WGMMA_MT128x256x64_WT16_S3"] = mma(128, 256, 64, 16, 3);
+    f16Schedules["WGMMA_MT128x256x64_WT16_S4"] = mma(128, 256, 64, 16, 4);
+    f16Schedules["WGMMA_MT256x128x64_WT16_S3"] = mma(256, 128, 64, 16, 3);
     for (std::uint32_t blocksPerSm : {4u, 2u, 1u})
         reg("mma_sync_peak/warps_per_scheduler:" + std::to_string(2 * blocksPerSm),
             [blocksPerSm](benchmark::State& s) { mmaSyncPeak(s, blocksPerSm); });
@@ -321,10 +327,11 @@ int main(int argc, char** argv) {
     // all of this in one call of at most 10 minutes.
     std::map<std::int64_t, std::set<std::string>> const atSize = {
         {1024,
-         {"MMA_MT128x64x32_WT16_S4", "MMA_MT128x128x64_WT32_S3", "MMA_MT128x256x64_WT64x64_S4"}},
+         {"MMA_MT128x64x32_WT16_S4", "MMA_MT128x256x64_WT64x64_S4", "WGMMA_MT128x128x64_WT16_S4",
+          "WGMMA_MT128x256x64_WT16_S4"}},
         {8192,
-         {"MMA_MT128x128x64_WT32_S3", "MMA_MT128x256x64_WT64x64_S3", "MMA_MT128x256x64_WT64x64_S4",
-          "MMA_MT256x128x64_WT64x64_S3"}}};
+         {"MMA_MT128x256x64_WT64x64_S4", "WGMMA_MT128x256x64_WT16_S3", "WGMMA_MT128x256x64_WT16_S4",
+          "WGMMA_MT256x128x64_WT16_S3"}}};
     for (std::int64_t n : {1024, 4096, 8192}) {
         std::string const size = std::to_string(n);
         reg("cublas/gemm_f16/" + size, [n](benchmark::State& s) { cublasGemm(s, true, n); });

@@ -55,13 +55,42 @@ ExprPtr linearWorkitem(LaunchShape const& shape) {
 }
 
 ExprPtr SharedLayout::place(Id shared, ExprPtr const& index) const {
+    if (auto const s = swizzles.find(shared); s != swizzles.end()) {
+        ExprPtr const r = index / literal(s->second.rowLength),
+                      c = index % literal(s->second.rowLength);
+        ExprPtr const chunk =
+            binary(BinaryOp::BitwiseXor, c % literal(64) / literal(8), r % literal(8));
+        return simplify(c / literal(64) * literal(s->second.rows * 64) + r * literal(64) +
+                        chunk * literal(8) + c % literal(8));
+    }
     auto const it = padding.find(shared);
     if (it == padding.end())
         return index;
     return simplify(index + index / literal(it->second.rowLength) * literal(it->second.pad));
 }
 
-SharedLayout sharedLayout(KernelGraph const& graph, bool padRows) {
+ExprPtr SharedLayout::atomPlace(Id shared, ExprPtr const& index) const {
+    auto const s = swizzles.find(shared);
+    if (s == swizzles.end())
+        return place(shared, index);
+    ExprPtr const r = index / literal(s->second.rowLength),
+                  c = index % literal(s->second.rowLength);
+    return simplify(c / literal(64) * literal(s->second.rows * 64) + r * literal(64) +
+                    c % literal(64));
+}
+
+std::optional<std::int64_t> rowLength(KernelGraph const& graph, Id shared) {
+    for (Id e : graph.coordinates.incoming(shared)) {
+        if (graph.coordinates.edge(e).kind != CoordinateEdgeKind::Flatten)
+            continue;
+        auto const& size = graph.coordinates.node(graph.coordinates.tails(e).back()).size;
+        if (auto const row = size ? literalInt(simplify(size)) : std::nullopt; row && *row > 0)
+            return row;
+    }
+    return std::nullopt;
+}
+
+SharedLayout sharedLayout(KernelGraph const& graph, bool padRows, std::set<Id> const& swizzled) {
     SharedLayout layout;
     for (Id d : graph.coordinates.nodes()) {
         auto const& dim = graph.coordinates.node(d);
@@ -69,21 +98,19 @@ SharedLayout sharedLayout(KernelGraph const& graph, bool padRows) {
             continue;
         std::int64_t n = constantSize(graph, d, "Shared");
         std::int64_t const bytes = sizeInBytes(dim.dtype.value_or(DataType::F32));
-        if (padRows && bytes == 2) {
-            // The row: the fastest axis of the Flatten that makes the tile.
-            for (Id e : graph.coordinates.incoming(d)) {
-                if (graph.coordinates.edge(e).kind != CoordinateEdgeKind::Flatten)
-                    continue;
-                auto const& size = graph.coordinates.node(graph.coordinates.tails(e).back()).size;
-                auto const row = size ? literalInt(simplify(size)) : std::nullopt;
-                if (row && *row > 0 && *row * bytes % 32 == 0 && n % *row == 0) {
-                    SharedLayout::Padding const p{*row, 16 / bytes};
-                    layout.padding[d] = p;
-                    n += n / p.rowLength * p.pad;
-                }
-            }
+        auto const row = rowLength(graph, d);
+        std::size_t alignment = 16;
+        if (swizzled.contains(d)) {
+            KILN_ASSERT(bytes == 2 && row && *row % 64 == 0 && n % *row == 0,
+                        "Shared #{} cannot take the 128-byte swizzle", d);
+            layout.swizzles[d] = {*row, n / *row};
+            alignment = 1024; // the swizzle's pattern repeats every 8 rows of 128 bytes
+        } else if (padRows && bytes == 2 && row && *row * bytes % 32 == 0 && n % *row == 0) {
+            SharedLayout::Padding const p{*row, 16 / bytes};
+            layout.padding[d] = p;
+            n += n / p.rowLength * p.pad;
         }
-        layout.bytes = (layout.bytes + 15) / 16 * 16;
+        layout.bytes = (layout.bytes + alignment - 1) / alignment * alignment;
         layout.offsets[d] = layout.bytes;
         layout.bytes += static_cast<std::size_t>(n) * static_cast<std::size_t>(bytes);
     }

@@ -357,7 +357,13 @@ EmittedKernel emitKernel(KernelGraph const& graph, CodegenOptions const& options
     if (!options.target.starts_with("sm_"))
         throw UserError(fmt::format("no code generator for target '{}' (PTX targets are sm_*)",
                                     options.target));
-    return detail::PtxCodegen(graph, options).run();
+    // A Multiply that warpgroups can run (wgmma) needs its staged tiles swizzled, which is
+    // known only once the walk reaches it: then a second run lays them out so.
+    detail::PtxCodegen first(graph, options);
+    EmittedKernel kernel = first.run();
+    if (first.warpgroupTiles().empty())
+        return kernel;
+    return detail::PtxCodegen(graph, options, first.warpgroupTiles()).run();
 }
 
 } // namespace kiln::lowering

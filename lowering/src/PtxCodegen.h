@@ -60,10 +60,23 @@ struct MmaPlan {
     bool pairedColumns = false; ///< B's slabs two at a time (ldmatrix.x4), else one (.x2)
 };
 
+// The same Multiply on Hopper's warpgroups (PtxWarpgroups.cpp): four warps that stack their
+// 16-row slabs over the same columns are one wgmma.mma_async.m64nNk16 per 16 of K, which reads
+// both operands from shared memory through descriptors instead of ldmatrix.
+struct WarpgroupPlan {
+    std::int64_t n = 0;                 ///< N of m64nNk16: the warp's columns
+    std::vector<std::size_t> registers; ///< the accumulator's registers in wgmma's d order
+    ExprPtr firstRow, firstCol;         ///< the warpgroup's first row and column, in the tile
+    std::set<Id> tiles;                 ///< the staged tiles it reads: they must be swizzled
+};
+
 class PtxCodegen {
 public:
-    PtxCodegen(KernelGraph const& graph, CodegenOptions const& options)
-        : graph_(graph)
+    /// `swizzled`: the staged tiles to lay out with the 128-byte swizzle, so that wgmma can
+    /// read them; a first run finds them (warpgroupTiles()).
+    PtxCodegen(KernelGraph const& graph, CodegenOptions const& options, std::set<Id> swizzled = {})
+        : swizzled_(std::move(swizzled))
+        , graph_(graph)
         , options_(options)
         , facts_(graph)
         , writer_(graph, facts_)
@@ -80,6 +93,9 @@ public:
         kernel.code = text(kernel);
         return kernel;
     }
+    /// The staged tiles a Multiply on warpgroups would read (WarpgroupPlan::tiles), found by
+    /// run(): swizzled, they let a second run use wgmma.
+    std::set<Id> const& warpgroupTiles() const { return warpgroupTiles_; }
 
 private:
     // ---- Kernel frame -------------------------------------------------------------------
@@ -144,7 +160,8 @@ private:
         // then use more than the 48 KB a static array is limited to.
         std::string shared;
         if (sharedBytes_ > 0)
-            shared = ".extern .shared .align 128 .b8 kiln_shared[];\n\n";
+            shared = fmt::format(".extern .shared .align {} .b8 kiln_shared[];\n\n",
+                                 shared_.swizzles.empty() ? 128 : 1024);
         // MIN_BLOCKS (a schedule parameter): workgroups that must fit on one multiprocessor at
         // once, which caps the registers ptxas may give each workitem.
         std::string occupancy;
@@ -519,6 +536,17 @@ private:
     std::optional<ExprPtr> operandIndex(Id shared, Id along, ExprPtr const& where, Id kAxis,
                                         ExprPtr const& k);
     void multiplyOnTensorCores(MmaPlan const& plan, Contraction const& c, Held& acc);
+    // Warpgroups (PtxWarpgroups.cpp).
+    std::optional<WarpgroupPlan> warpgroupPlan(MmaPlan const& plan, Contraction const& c,
+                                               Held const& acc);
+    void multiplyOnWarpgroups(WarpgroupPlan const& wg, MmaPlan const& plan, Contraction const& c,
+                              Held& acc);
+    // Before a barrier after which wgmma reads what the workgroup wrote to shared memory: the
+    // writes must be made visible to the async proxy wgmma reads through.
+    void fenceForWarpgroups() {
+        if (!shared_.swizzles.empty())
+            writer_.instruction("fence.proxy.async.shared::cta");
+    }
     Id accumulator(Id op, Id next);
     /// Shared-memory addresses already in registers, by their element index: another index
     /// a constant away reuses one as `[register+bytes]`.
@@ -531,6 +559,8 @@ private:
                 std::string const& address, bool isLoad, std::string_view space = ".global",
                 std::string const& guard = "");
 
+    std::set<Id> swizzled_;       ///< the staged tiles wgmma reads (see the constructor)
+    std::set<Id> warpgroupTiles_; ///< those this run found
     KernelGraph const& graph_;
     CodegenOptions const& options_;
     IndexFacts facts_;

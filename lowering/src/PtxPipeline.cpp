@@ -70,8 +70,11 @@ bool PtxCodegen::pipelinedLoop(Id op, Operation const& o) {
         }
     }
 
-    // STAGES copies of everything staged, each 128-byte aligned.
-    std::int64_t const stageBytes = static_cast<std::int64_t>((shared_.bytes + 127) / 128 * 128);
+    // STAGES copies of everything staged, each 128-byte aligned (1024 where wgmma reads
+    // swizzled tiles).
+    std::int64_t const align = shared_.swizzles.empty() ? 128 : 1024;
+    std::int64_t const stageBytes =
+        static_cast<std::int64_t>((shared_.bytes + align - 1) / align * align);
     sharedBytes_ = static_cast<std::size_t>(stageBytes * stages);
     Pipeline const pipeline{op, o, counter, steps[0], stages, stageBytes, producer, consumer};
 
@@ -152,6 +155,7 @@ void PtxCodegen::emitPipeline(Pipeline const& pl, bool fast) {
     std::string const p = writer_.emit(pl.o.expression, DataType::Bool, bindings());
     writer_.instruction(fmt::format("@!{} bra {}", p, done));
     writer_.instruction(fmt::format("cp.async.wait_group {}", pl.stages - 2));
+    fenceForWarpgroups();
     writer_.instruction("bar.sync 0");
     auto consume = [&] {
         sharedBase_ = read;

@@ -17,7 +17,7 @@ namespace kiln::lowering::detail {
 // Every Shared dimension gets a 16-byte aligned place in one kiln_shared array; rows of 16-bit
 // tiles that would meet in the same banks are padded.
 void PtxCodegen::layOutShared() {
-    shared_ = sharedLayout(graph_, /*padRows=*/true);
+    shared_ = sharedLayout(graph_, /*padRows=*/true, swizzled_);
     sharedBytes_ = shared_.bytes;
     if (sharedBytes_ == 0)
         return;
@@ -371,6 +371,7 @@ void PtxCodegen::barrier() {
     if (asyncPending_)
         writer_.instruction("cp.async.wait_all");
     asyncPending_ = false;
+    fenceForWarpgroups();
     writer_.instruction("bar.sync 0");
 }
 
@@ -421,8 +422,15 @@ void PtxCodegen::multiply(Id op, Operation const& o, Id into) {
     if (!into)
         for (auto const& r : acc.registers)
             writer_.instruction(fmt::format("mov.f32 {}, 0f00000000", r));
-    if (auto const plan = tensorCorePlan(c, acc))
+    if (auto const plan = tensorCorePlan(c, acc)) {
+        if (auto const wg = warpgroupPlan(*plan, c, acc)) {
+            warpgroupTiles_.insert(wg->tiles.begin(), wg->tiles.end());
+            if (std::includes(swizzled_.begin(), swizzled_.end(), wg->tiles.begin(),
+                              wg->tiles.end()))
+                return multiplyOnWarpgroups(*wg, *plan, c, acc);
+        }
         return multiplyOnTensorCores(*plan, c, acc);
+    }
     std::vector<IndexSolution> solutions;
     for (auto const& e : acc.elements)
         solutions.push_back(e.at);

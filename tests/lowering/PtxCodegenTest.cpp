@@ -55,6 +55,16 @@ std::vector<Case> const kCases = {
       {"WT_N", 64},
       {"STAGES", 3}},
      255},
+    {"gemm_f16_wgmma",
+     "gemm-f16.json",
+     "gemm.pipeline.json",
+     {{"MMA", 1}, {"MT_M", 128}, {"MT_N", 256}, {"MT_K", 64}, {"WT_M", 16}, {"STAGES", 4}},
+     255},
+    {"gemm_bf16_wgmma",
+     "gemm-bf16.json",
+     "gemm.pipeline.json",
+     {{"MMA", 1}, {"MT_M", 128}, {"MT_N", 128}, {"MT_K", 64}, {"WT_M", 16}, {"STAGES", 3}},
+     255},
     {"gemm_bf16_mma",
      "gemm-bf16.json",
      "gemm.pipeline.json",
@@ -198,6 +208,41 @@ TEST(PtxCodegen, TransposedOperandsAreReadWithTheOtherLdmatrix) {
               2u * 8 * 2);
     EXPECT_EQ(occurrences(kernel.code, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), 2u * 2);
     EXPECT_EQ(occurrences(kernel.code, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 4u * 2);
+}
+
+TEST(PtxCodegen, WarpgroupsMultiplyWithWgmmaFromSwizzledTiles) {
+    // Warps of 16 rows over K slices of 64: the four warps of a 64 x 64 tile are one warpgroup,
+    // and each K step of 16 is one wgmma.m64n64k16 reading A (K-major) and B (N-major: the
+    // last immediate) from shared memory, without ldmatrix.
+    std::map<std::string, std::int64_t> const warpgroup = {
+        {"MT_K", 64}, {"WT_M", 16}, {"STAGES", 1}};
+    auto const kernel = tensorCoreGemm("gemm-f16.json", warpgroup);
+    EXPECT_EQ(kernel.block[2], 4);
+    EXPECT_EQ(occurrences(kernel.code, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"), 4u);
+    EXPECT_EQ(occurrences(kernel.code, ", 1, 1, 1, 0, 1;"), 4u);
+    EXPECT_EQ(occurrences(kernel.code, "wgmma.wait_group.sync.aligned 0"), 1u);
+    EXPECT_EQ(occurrences(kernel.code, "ldmatrix"), 0u);
+    EXPECT_EQ(occurrences(kernel.code, "mma.sync"), 0u);
+    // Swizzled instead of padded: 64 x 64 halves each, 1024-byte aligned; what the workgroup
+    // stored reaches wgmma's async proxy before each barrier.
+    EXPECT_EQ(kernel.sharedBytes, 2u * 64 * 64 * 2);
+    EXPECT_NE(kernel.code.find(".extern .shared .align 1024 .b8 kiln_shared[]"), std::string::npos);
+    EXPECT_EQ(occurrences(kernel.code, "fence.proxy.async.shared::cta;\n    bar.sync 0"),
+              occurrences(kernel.code, "bar.sync 0"));
+    // bf16 stored transposed: A M-major, B K-major.
+    auto const transposed = tensorCoreGemm("gemm-bf16.json", warpgroup);
+    EXPECT_EQ(occurrences(transposed.code, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"),
+              4u);
+    EXPECT_EQ(occurrences(transposed.code, ", 1, 1, 1, 1, 0;"), 4u);
+    // sm_80 has no wgmma: the same graph on mma.sync, rows padded.
+    auto schedule = warpgroup;
+    schedule.insert({{"MMA", 1}, {"MT_M", 64}, {"MT_N", 64}});
+    auto const ampere =
+        lowering::emitKernel(lowered("gemm-f16.json", "gemm.pipeline.json", schedule),
+                             {.target = "sm_80", .schedule = schedule});
+    EXPECT_EQ(occurrences(ampere.code, "wgmma"), 0u);
+    EXPECT_EQ(occurrences(ampere.code, "mma.sync.aligned.m16n8k16"), 4u * 8);
+    EXPECT_EQ(ampere.sharedBytes, 2u * 64 * 72 * 2);
 }
 
 TEST(PtxCodegen, WithoutSixteenBitOperandsTheWarpLayoutMultipliesWithFma) {

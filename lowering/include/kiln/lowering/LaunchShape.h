@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace kiln::lowering {
 
@@ -44,17 +45,34 @@ struct SharedLayout {
     struct Padding {
         std::int64_t rowLength = 0, pad = 0; ///< in elements
     };
+    /// The 128-byte swizzle of 16-bit tiles that wgmma reads (Hopper's canonical layout): the
+    /// tile's rows (`rowLength` elements, a multiple of 64) are cut into columns of 64
+    /// elements, each column stored whole (all `rows` rows of 128 bytes) before the next, and
+    /// in row r the 16-byte chunk c of a column lies at chunk c ^ (r % 8).
+    struct Swizzle {
+        std::int64_t rowLength = 0, rows = 0; ///< in elements
+    };
     std::map<Id, std::size_t> offsets; ///< Shared dimension -> byte offset, 16-byte aligned
     std::map<Id, Padding> padding;     ///< the padded Shared dimensions
+    std::map<Id, Swizzle> swizzles;    ///< the swizzled ones (1024-byte aligned)
     std::size_t bytes = 0;             ///< the whole workgroup's
 
     /// Where element `index` of Shared dimension `shared` lies, in elements from its start.
     ExprPtr place(Id shared, ExprPtr const& index) const;
+    /// The same without the swizzle's exchange of chunks: where `index` lies when it starts a
+    /// chunk of a row r with r % 8 == 0 (where a wgmma descriptor may start).
+    ExprPtr atomPlace(Id shared, ExprPtr const& index) const;
 };
 
 /// Every Shared dimension of `graph` laid out in id order; with `padRows`, tiles of 16-bit
-/// elements whose rows are a multiple of 32 bytes are padded by 16 bytes a row. A UserError
-/// for a Shared dimension without a constant size.
-SharedLayout sharedLayout(KernelGraph const& graph, bool padRows = false);
+/// elements whose rows are a multiple of 32 bytes are padded by 16 bytes a row; the tiles in
+/// `swizzled` (16-bit, rows a multiple of 64 elements: rowLength()) are swizzled instead. A
+/// UserError for a Shared dimension without a constant size.
+SharedLayout sharedLayout(KernelGraph const& graph, bool padRows = false,
+                          std::set<Id> const& swizzled = {});
+
+/// The row length of a Shared tile: the size of the fastest axis of the Flatten that makes it,
+/// when that is a constant.
+std::optional<std::int64_t> rowLength(KernelGraph const& graph, Id shared);
 
 } // namespace kiln::lowering

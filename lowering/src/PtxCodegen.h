@@ -559,8 +559,9 @@ private:
                 std::string const& address, bool isLoad, std::string_view space = ".global",
                 std::string const& guard = "");
 
-    std::set<Id> swizzled_;       ///< the staged tiles wgmma reads (see the constructor)
-    std::set<Id> warpgroupTiles_; ///< those this run found
+    std::set<Id> swizzled_;               ///< the staged tiles wgmma reads (see the constructor)
+    std::set<Id> warpgroupTiles_;         ///< those this run found
+    std::int64_t warpgroupsInFlight_ = 0; ///< wgmma groups a Multiply may leave running
     KernelGraph const& graph_;
     CodegenOptions const& options_;
     IndexFacts facts_;

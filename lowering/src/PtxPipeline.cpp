@@ -12,7 +12,11 @@
 //              consume(i) from copy i % STAGES
 //
 // The copy produce(i + STAGES - 1) overwrites is the one consume(i - 1) read, and every
-// workitem has passed the barrier of iteration i, so it is done with it. The producer of
+// workitem has passed the barrier of iteration i, so it is done with it. A Multiply on
+// warpgroups (PtxWarpgroups.cpp) leaves its wgmmas running into the next iteration, so consume(i
+// - 1) may still read its copy then: with STAGES >= 3 the producer runs STAGES - 2 iterations
+// ahead instead, into the copy consume(i - 2) read, whose wgmmas each warp waited for before the
+// barrier; the last ones are waited for after the loop. The producer of
 // iteration i + s is the same code at loop counter + s: its indices are solved with the counter
 // shifted (known()), its copies guarded by the loop's condition at the shifted counter.
 //
@@ -113,6 +117,9 @@ bool PtxCodegen::pipelinedLoop(Id op, Operation const& o) {
 
 void PtxCodegen::emitPipeline(Pipeline const& pl, bool fast) {
     std::string const first = sharedBase_;
+    bool const overlap = !shared_.swizzles.empty() && pl.stages >= 3;
+    std::int64_t const lead = overlap ? pl.stages - 2 : pl.stages - 1;
+    warpgroupsInFlight_ = overlap ? 1 : 0;
     auto copyAt = [&](std::int64_t s) {
         std::string const r = writer_.newRegister(PtxType::B32);
         writer_.instruction(fmt::format("add.u32 {}, {}, {}", r, first, s * pl.stageBytes));
@@ -145,16 +152,16 @@ void PtxCodegen::emitPipeline(Pipeline const& pl, bool fast) {
 
     for (Id init : graph_.successors(pl.op, ControlEdgeKind::Initialize))
         operation(init);
-    for (std::int64_t s = 0; s + 1 < pl.stages; ++s)
+    for (std::int64_t s = 0; s < lead; ++s)
         produce(s, copyAt(s));
-    std::string const read = copyAt(0), write = copyAt(pl.stages - 1),
+    std::string const read = copyAt(0), write = copyAt(lead),
                       end = copyAt(pl.stages); // one past the last copy
     std::string const top = writer_.newLabel("loop"), done = writer_.newLabel("done");
     writer_.label(top);
     writer_.pushScope();
     std::string const p = writer_.emit(pl.o.expression, DataType::Bool, bindings());
     writer_.instruction(fmt::format("@!{} bra {}", p, done));
-    writer_.instruction(fmt::format("cp.async.wait_group {}", pl.stages - 2));
+    writer_.instruction(fmt::format("cp.async.wait_group {}", lead - 1));
     fenceForWarpgroups();
     writer_.instruction("bar.sync 0");
     auto consume = [&] {
@@ -166,7 +173,7 @@ void PtxCodegen::emitPipeline(Pipeline const& pl, bool fast) {
     // the copies follow its last shared-memory read.
     if (fast)
         consume();
-    produce(pl.stages - 1, write);
+    produce(lead, write);
     if (!fast)
         consume();
     operation(pl.increment);
@@ -180,6 +187,9 @@ void PtxCodegen::emitPipeline(Pipeline const& pl, bool fast) {
     writer_.instruction(fmt::format("bra.uni {}", top));
     writer_.label(done);
     writer_.instruction("cp.async.wait_all");
+    if (overlap)
+        writer_.instruction("wgmma.wait_group.sync.aligned 0");
+    warpgroupsInFlight_ = 0;
 }
 
 } // namespace kiln::lowering::detail

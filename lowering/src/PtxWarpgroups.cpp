@@ -17,8 +17,11 @@
 //
 // Each K step of 16 is one wgmma per warpgroup. Writes to shared memory reach wgmma, which reads
 // through the async proxy, only after a fence.proxy.async before the barrier
-// (fenceForWarpgroups()); the wgmmas of a Multiply are one group, waited for at its end, so
-// that the next barrier also means the staged tiles are free to overwrite.
+// (fenceForWarpgroups()). The wgmmas of a Multiply are one group. In a pipelined loop with
+// STAGES >= 3 one group stays in flight (warpgroupsInFlight_), waited for at the end of the next
+// Multiply, and the producer keeps clear of the copy it reads (PtxPipeline.cpp); elsewhere the
+// group is waited for at the Multiply's end, so that the next barrier also means the staged
+// tiles are free to overwrite.
 #include "Contraction.h"
 #include "PtxCodegen.h"
 
@@ -166,7 +169,7 @@ void PtxCodegen::multiplyOnWarpgroups(WarpgroupPlan const& wg, MmaPlan const& pl
             at(b, stepBytes(plan.rhsShared, plan.rhsTransposed, k0)), plan.lhsTransposed ? 1 : 0,
             plan.rhsTransposed ? 1 : 0));
     writer_.instruction("wgmma.commit_group.sync.aligned");
-    writer_.instruction("wgmma.wait_group.sync.aligned 0");
+    writer_.instruction(fmt::format("wgmma.wait_group.sync.aligned {}", warpgroupsInFlight_));
 }
 
 } // namespace kiln::lowering::detail

@@ -53,7 +53,11 @@ Status CudaDevice::describe(int ordinal) {
     auto extent = [](int value) { return static_cast<std::uint32_t>(value); };
     d.computeMajor = get(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "compute capability");
     d.computeMinor = get(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "compute capability");
+    // The most specific target code generation has for the device: on compute capability 9.0,
+    // sm_90a, whose architecture-specific instructions (wgmma) run on exactly that.
     d.target = "sm_" + std::to_string(d.computeMajor) + std::to_string(d.computeMinor);
+    if (d.computeMajor == 9 && d.computeMinor == 0)
+        d.target += "a";
     d.multiprocessorCount = get(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "multiprocessors");
     d.warpSize = get(CU_DEVICE_ATTRIBUTE_WARP_SIZE, "warp size");
     d.l2Bytes = get(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, "L2 size");

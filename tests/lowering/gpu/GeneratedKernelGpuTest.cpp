@@ -22,6 +22,10 @@ TEST_P(GeneratedKernelGpuTest, MatchesTheReference) {
     std::string const target = device()->description().target;
     KernelGraph const graph = lowered(c.command, c.pipeline, c.params, target);
     auto const kernel = lowering::emitKernel(graph, {.target = target, .schedule = c.params});
+    // A warpgroup schedule on Hopper must really run on wgmma, not on its mma.sync fallback.
+    if (c.name.find("wgmma") != std::string::npos && target == "sm_90a") {
+        EXPECT_NE(kernel.code.find("wgmma.mma_async"), std::string::npos);
+    }
     Command const command = loadCommand(sourcePath("examples/" + c.command));
     auto problem = command.defaults;
     for (auto const& [name, value] : c.problem)

@@ -18,7 +18,9 @@ TEST_F(DeviceTest, DescribesTheDevice) {
     DeviceDescription const& d = device()->description();
     EXPECT_EQ(d.platform, "cuda");
     EXPECT_FALSE(d.name.empty());
-    EXPECT_EQ(d.target, "sm_" + std::to_string(d.computeMajor) + std::to_string(d.computeMinor));
+    // Compute capability 9.0 is sm_90a: its architecture-specific instructions run there.
+    EXPECT_EQ(d.target, "sm_" + std::to_string(d.computeMajor) + std::to_string(d.computeMinor) +
+                            (d.computeMajor == 9 && d.computeMinor == 0 ? "a" : ""));
     EXPECT_GT(d.multiprocessorCount, 0);
     EXPECT_EQ(d.warpSize, 32);
     EXPECT_GT(d.l2Bytes, 0);

@@ -18,7 +18,7 @@ struct DeviceDescription {
     std::string platform; ///< "cuda", "hip"
     int ordinal = 0;      ///< index within the platform
     std::string name;     ///< e.g. "NVIDIA H100 80GB HBM3"
-    std::string target;   ///< the architecture as codegen names it: "sm_90", "gfx942"
+    std::string target;   ///< the architecture as codegen names it: "sm_80", "sm_90a", "gfx942"
     int computeMajor = 0; ///< compute capability (CUDA) or GFX major
     int computeMinor = 0;
     int driverVersion = 0; ///< e.g. 13000 for CUDA 13.0, 60342134 for HIP 6.3.42134

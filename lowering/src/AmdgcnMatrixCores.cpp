@@ -32,19 +32,6 @@ namespace kiln::lowering::detail {
 
 namespace {
 
-// Hardware indices at chosen values; anything else a place depends on (a loop counter, a size)
-// is a UserError, and then the layout is not a fragment layout.
-class LaneEnvironment : public Environment {
-public:
-    std::map<Id, std::int64_t> indices;
-    Value index(Id dimension) const override {
-        auto const it = indices.find(dimension);
-        if (it == indices.end())
-            return Environment::index(dimension);
-        return Value::integer(it->second);
-    }
-};
-
 constexpr std::int64_t kLaneColumns = 16, kLaneRowGroups = 4, kFragment = 4, kMfmaK = 16;
 
 } // namespace

@@ -4,8 +4,10 @@
 // each operand element is read once per K index.
 #pragma once
 
+#include "kiln/graph/Evaluate.h"
 #include "kiln/lowering/IndexExpressions.h"
 
+#include <map>
 #include <vector>
 
 namespace kiln::lowering::detail {
@@ -28,5 +30,19 @@ struct Distinct {
     std::vector<std::size_t> which; ///< each element's among them
 };
 Distinct distinctAlong(std::vector<IndexSolution> const& elements, Id axis);
+
+/// Hardware indices at chosen values, for evaluating where a lane's accumulators lie (the matrix
+/// instructions' layout checks); anything else a place depends on (a loop counter, a size) is a
+/// UserError, and then the layout is not a fragment layout.
+class LaneEnvironment : public Environment {
+public:
+    std::map<Id, std::int64_t> indices;
+    Value index(Id dimension) const override {
+        auto const it = indices.find(dimension);
+        if (it == indices.end())
+            return Environment::index(dimension);
+        return Value::integer(it->second);
+    }
+};
 
 } // namespace kiln::lowering::detail

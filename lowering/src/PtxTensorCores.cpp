@@ -19,23 +19,6 @@
 
 namespace kiln::lowering::detail {
 
-namespace {
-
-// Hardware indices at chosen values; anything else an accumulator's place depends on (a loop
-// counter, a size) is a UserError, and then the layout is not a fragment layout.
-class LaneEnvironment : public Environment {
-public:
-    std::map<Id, std::int64_t> indices;
-    Value index(Id dimension) const override {
-        auto const it = indices.find(dimension);
-        if (it == indices.end())
-            return Environment::index(dimension);
-        return Value::integer(it->second);
-    }
-};
-
-} // namespace
-
 std::optional<MmaPlan> PtxCodegen::tensorCorePlan(Contraction const& c, Held const& acc) {
     if (!arch_.has(arch::Capability::HasMmaSync) || !arch_.has(arch::Capability::HasLdmatrix))
         return std::nullopt;

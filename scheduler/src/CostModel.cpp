@@ -15,10 +15,11 @@ constexpr double kLaunchMicroseconds = 3.0;
 /// Bytes of a DRAM sector: the least a scattered access moves.
 constexpr double kSectorBytes = 32;
 /// L2-to-multiprocessor bandwidth in bytes per clock per multiprocessor, as the tiles' loads
-/// see it (arch-db has no such fact). Measured on the H100: Kiln's 128 x 128 f16 GEMM at 4096^3
-/// moved 2.15 GB from L2 in 511 us with L2 throughput at 80% (Nsight Compute), about 20 B/clk/SM
-/// at full throughput, well below the 40 to 70 that microbenchmarks of a single stream report.
-constexpr double kL2BytesPerClockPerMultiprocessor = 20;
+/// see it (arch-db has no such fact). Measured on the H100 at the boost clock the model uses:
+/// Kiln's wgmma GEMMs at 4096^3 moved 2.15 GB from L2 in 358 us (128 x 128 tiles) and 1.61 GB
+/// in 277 us (128 x 256), 23 and 22 B/clk/SM (2026-11-24-h100-wgmma.md), well below the 40 to
+/// 70 that microbenchmarks of a single stream report.
+constexpr double kL2BytesPerClockPerMultiprocessor = 23;
 /// What a K step of a warp-tile (mma.sync) loop costs beyond its multiply: the barrier and the
 /// wait for its first fragments (measured on the H100, 2026-11-24-h100-warp-grid.md).
 constexpr double kMmaStepCycles = 400;
@@ -194,6 +195,12 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     bool const warpTiles = param(params, "MMA", 0) == 1;
     double const wtM = double(std::max<std::int64_t>(param(params, "WT_M", 32), 1));
     double const wtN = param(params, "WT_N", 0) > 0 ? double(param(params, "WT_N", 0)) : mtN;
+    // Warps of 16 rows over the whole MT_N, four to a warpgroup, over K slices of 64: on a target
+    // with wgmma the code generator runs them on warpgroups (PtxWarpgroups.cpp), which read
+    // their operands from shared memory themselves and reach the part's matrix peak.
+    bool const warpgroups = warpTiles && a.has(std::string_view("HasWGMMA")) && wtM == 16 &&
+                            wtN == mtN && std::fmod(mtM, 64) == 0 && std::fmod(mtK, 64) == 0 &&
+                            std::fmod(mtN, 64) == 0 && mtN <= 256;
     double const ttM = double(param(params, "TT_M", 0)), ttN = double(param(params, "TT_N", 0));
     bool const registerTiles = !warpTiles && ttM > 0 && ttN > 0;
     CostEstimate e;
@@ -239,7 +246,7 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
                                   1000) *
                                1e9
                          : factOr(a, "peak_fp32_gflops", 1000) * 1e9;
-    if (matrix && warpTiles) {
+    if (matrix && warpTiles && !warpgroups) {
         auto const* mma = a.findInstruction(
             p.inputType == DataType::BF16 ? "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
                                           : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
@@ -268,8 +275,9 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     // Shared memory: each warp of a warpsM x warpsN grid reads its rows of A and columns of B
     // (warp tiles stacked along M, WT_N = 0: every warp reads all of B).
     double const warps = ceilDiv(e.threads, mc.wave);
-    double const warpsM =
-        warpTiles ? ceilDiv(mtM, wtM) : std::max(1.0, std::floor(std::sqrt(warps * mtM / mtN)));
+    double const warpsM = warpgroups  ? mtM / 64
+                          : warpTiles ? ceilDiv(mtM, wtM)
+                                      : std::max(1.0, std::floor(std::sqrt(warps * mtM / mtN)));
     double const warpsN = warpTiles ? ceilDiv(mtN, wtN) : std::max(1.0, std::floor(warps / warpsM));
     double const sharedPerClock = factOr(a, "shared_banks", 32) * factOr(a, "shared_bank_bytes", 4);
     // With register tiles, a warp's lanes run along N (x fastest): per K index it reads
@@ -312,10 +320,24 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     // Each K step also waits at its barrier and for its first fragments: measured 128 x 256
     // tiles ran 54 us slower at 4096^3 with MT_K = 32 than with 64, about 400 cycles a step.
     double const steps = tilesPerSm * kPadded / mtK;
-    double const busiest =
-        warpTiles ? e.computeUs + sharedUs / 2 + steps * kMmaStepCycles / mc.clockHz * 1e6
-                  : e.computeUs;
-    double const slowest = std::max({busiest, e.memoryUs, sharedUs, l2Us});
+    // Warpgroups read their operands asynchronously and leave a group in flight across the
+    // barrier: neither adds to the multiply's time.
+    double const busiest = warpTiles && !warpgroups ? e.computeUs + sharedUs / 2 +
+                                                          steps * kMmaStepCycles / mc.clockHz * 1e6
+                                                    : e.computeUs;
+    // A pipelined loop on warpgroups issues each tile's copies `lead` K steps before it reads
+    // them (STAGES - 2 with a wgmma group in flight, PtxPipeline.cpp); they arrive a latency
+    // plus the tile's bytes at the L2's rate later. On the H100, 128 x 256 tiles ran 1.5x slower
+    // with 3 stages (lead 1) than with 4 (2026-11-24-h100-wgmma.md).
+    double arrivalUs = 0;
+    if (warpgroups && stages >= 2) {
+        double const lead = stages >= 3 ? stages - 2 : 1;
+        double const tileBytes =
+            std::min<double>(occ.blocks, tilesPerSm) * (mtM + mtN) * mtK * inBytes;
+        arrivalUs = steps * (mc.latencyCycles + tileBytes / kL2BytesPerClockPerMultiprocessor) /
+                    lead / mc.clockHz * 1e6;
+    }
+    double const slowest = std::max({busiest, e.memoryUs, sharedUs, l2Us, arrivalUs});
     double const stepUs = slowest / steps, latencyUs = mc.latencyCycles / mc.clockHz * 1e6;
     double const busy = stages >= 2 ? 1.0
                                     : std::min(1.0, std::min<double>(occ.blocks, tilesPerSm) *

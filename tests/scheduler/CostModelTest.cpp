@@ -159,6 +159,36 @@ TEST(CostModel, WarpTilesThatReadFewerFragmentsRankFirst) {
     EXPECT_LT(mma(128, 256, 64, 64).microseconds, mma(128, 128, 32, 0).microseconds);
 }
 
+TEST(CostModel, WarpgroupsReachTheMatrixPeakWhereTheTargetHasWgmma) {
+    Problem const p = gemm(4096);
+    auto schedule = [](std::int64_t wtm, std::int64_t wtn) {
+        return std::map<std::string, std::int64_t>{{"MMA", 1},   {"MT_M", 128}, {"MT_N", 256},
+                                                   {"MT_K", 64}, {"WT_M", wtm}, {"WT_N", wtn},
+                                                   {"STAGES", 4}};
+    };
+    // Warps of 16 rows over MT_N: two warpgroups of m64n256 on sm_90a, at the part's peak.
+    CostEstimate const wgmma = cost(p, "sm_90a", schedule(16, 0));
+    EXPECT_EQ(wgmma.threads, 256);
+    auto const& h100 = arch::ArchLibrary::get("sm_90a");
+    double const peakUs = p.flops() / (double(*h100.fact("peak_fp16_matrix_gflops")) * 1e9) * 1e6;
+    EXPECT_LT(wgmma.computeUs, 1.1 * peakUs);
+    // As measured (2026-11-24-h100-wgmma.md): 277 us, L2 bound, ahead of the best mma.sync grid
+    // (392 us).
+    EXPECT_GT(wgmma.microseconds, 240);
+    EXPECT_LT(wgmma.microseconds, 320);
+    EXPECT_LT(wgmma.microseconds, cost(p, "sm_90a", schedule(64, 64)).microseconds);
+    // With a wgmma group in flight, three stages keep one tile of copies ahead, four keep two:
+    // measured 418 us against 277.
+    auto three = schedule(16, 0);
+    three["STAGES"] = 3;
+    EXPECT_GT(cost(p, "sm_90a", three).microseconds, 1.2 * wgmma.microseconds);
+    // sm_80 has no wgmma: the same warps multiply at mma.sync's rate (three stages: four do not
+    // fit its shared memory).
+    auto ampere = schedule(16, 0);
+    ampere["STAGES"] = 3;
+    EXPECT_GT(cost(p, "sm_80", ampere).computeUs, 1.5 * wgmma.computeUs);
+}
+
 TEST(CostModel, StreamsAreBoundByBandwidth) {
     Command const c = loadCommand(std::string(KILN_SOURCE_DIR) + "/examples/axpy.json");
     Problem const p = problemOf(c, {{"N", double(1 << 26)}});

@@ -319,6 +319,7 @@ int main(int argc, char** argv) {
     f16Schedules["WGMMA_MT128x256x64_WT16_S3"] = mma(128, 256, 64, 16, 3);
     f16Schedules["WGMMA_MT128x256x64_WT16_S4"] = mma(128, 256, 64, 16, 4);
     f16Schedules["WGMMA_MT256x128x64_WT16_S3"] = mma(256, 128, 64, 16, 3);
+    f16Schedules["WGMMA_MT256x128x64_WT16_S4"] = mma(256, 128, 64, 16, 4);
     for (std::uint32_t blocksPerSm : {4u, 2u, 1u})
         reg("mma_sync_peak/warps_per_scheduler:" + std::to_string(2 * blocksPerSm),
             [blocksPerSm](benchmark::State& s) { mmaSyncPeak(s, blocksPerSm); });

@@ -23,7 +23,7 @@ enum class Needs : std::uint8_t {
     User,    // a User tensor
     Value,   // a data dimension other than User (a tile, a vector, registers, shared memory)
     Shared,  // shared memory
-    Counter, // a ForLoop dimension
+    Counter, // a ForLoop dimension, or an Unroll dimension (the loop is unrolled)
     Target,  // what an Assign writes: a Value or a loop counter
 };
 
@@ -71,9 +71,9 @@ bool satisfies(Needs needs, DK kind) {
     case Needs::Shared:
         return kind == DK::Shared;
     case Needs::Counter:
-        return kind == DK::ForLoop;
+        return kind == DK::ForLoop || kind == DK::Unroll;
     case Needs::Target:
-        return (holdsData(kind) && kind != DK::User) || kind == DK::ForLoop;
+        return (holdsData(kind) && kind != DK::User) || kind == DK::ForLoop || kind == DK::Unroll;
     }
     return false;
 }
@@ -87,9 +87,9 @@ std::string_view needsText(Needs needs) {
     case Needs::Shared:
         return "a Shared dimension";
     case Needs::Counter:
-        return "a ForLoop dimension";
+        return "a ForLoop or Unroll dimension";
     case Needs::Target:
-        return "a data dimension other than User, or a ForLoop dimension";
+        return "a data dimension other than User, or a ForLoop or Unroll dimension";
     }
     return "?";
 }

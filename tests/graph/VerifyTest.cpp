@@ -259,7 +259,7 @@ TEST(Verify, MissingRoles) {
                      "#31 Multiply: needs a 'rhs' connection to a data dimension other than User",
                      "#31 Multiply: needs a 'dest' connection to a data dimension other than User",
                      "#35 Assign: needs a 'dest' connection to a data dimension other than User, "
-                     "or a ForLoop dimension"}));
+                     "or a ForLoop or Unroll dimension"}));
 }
 
 TEST(Verify, RolesNameDimensionsOfTheRightKind) {
@@ -278,8 +278,18 @@ TEST(Verify, RolesNameDimensionsOfTheRightKind) {
                "#43 StoreTiled: 'dest' is #33 MacroTile; StoreTiled needs a User dimension "
                "there"}));
     EXPECT_EQ(problems(l.g),
-              Lines{"#3 ForLoop: 'counter' is #11 Workgroup; ForLoop needs a ForLoop "
-                    "dimension there"});
+              Lines{"#3 ForLoop: 'counter' is #11 Workgroup; ForLoop needs a ForLoop or "
+                    "Unroll dimension there"});
+}
+
+// A loop counted by an Unroll dimension is an unrolled loop: valid, with its counter assigned
+// like any other.
+TEST(Verify, UnrollDimensionCountsALoop) {
+    LoopGraph l;
+    Id const copy = l.g.addDimension({.kind = DimensionKind::Unroll, .size = literal(4)});
+    l.g.mapping.connect(l.loop, role::counter, copy);
+    l.g.mapping.connect(l.init, role::dest, copy);
+    EXPECT_EQ(problems(l.g), Lines{});
 }
 
 TEST(Verify, SharedMemoryRoles) {

@@ -30,7 +30,7 @@ enum class DimensionKind : std::uint8_t {
     Workgroup,       ///< workgroup (block) index along an axis
     Workitem,        ///< workitem (thread) index inside a workgroup along an axis
     ForLoop,         ///< the counter of a loop
-    Unroll,          ///< an unrolled copy number
+    Unroll,          ///< the counter of an unrolled loop (its body written once per index)
     Register,        ///< values in registers
     Shared,          ///< values in shared memory / LDS
 };

@@ -15,7 +15,7 @@
 //   Assign (Execute)   dest=tile                  DataFlow(operand tiles -> tile)
 //   Multiply           lhs, rhs, dest             DataFlow(lhs, rhs -> dest)
 //   Reduce             source, dest               DataFlow(source -> dest)
-//   ForLoop            counter=ForLoop dimension  (made by lowering)
+//   ForLoop            counter=ForLoop dimension, or Unroll (an unrolled loop; made by lowering)
 #pragma once
 
 #include "kiln/graph/Command.h"

@@ -87,6 +87,7 @@ private:
     bool uniform(ExprPtr const& e) const;
     void drain();
     void loop(Id op, Operation const& o);
+    void unrolledLoop(Id op);
     std::pair<gcn::Value, int> ldsAddress(Id shared, ExprPtr const& index, LdsBases& bases);
     std::vector<gcn::Value> readShared(Id shared, std::vector<std::map<Id, ExprPtr>> const& at,
                                        LdsBases& bases);

@@ -5,7 +5,8 @@
 // - A ForLoop's counter is uniform: it lives in an SGPR pair, and the loop tests it with one
 //   v_cmp over the active lanes, s_cmp and s_cbranch. The observers see the program in order, so
 //   every counter is drained and five wait states pass before the loop starts and before the
-//   branch back: no wait or hazard then spans the back edge.
+//   branch back: no wait or hazard then spans the back edge. A loop counted by an Unroll
+//   dimension is written out, one copy of the body per value of its counter.
 // - A StoreShared of a workgroup's tile deals its elements out to the workitems in runs of 16
 //   bytes; each run is loaded as a held value would be (AmdgcnMemory.cpp: vector accesses,
 //   lane masks, zeros outside the tensor) and written to LDS, the lanes without elements
@@ -20,6 +21,7 @@
 #include "OperationOrder.h"
 #include "kiln/graph/Distribution.h"
 #include "kiln/graph/Simplify.h"
+#include "kiln/graph/UnrolledLoop.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -96,7 +98,50 @@ void AmdgcnKernelWriter::drain() {
     flush();
 }
 
+// A loop counted by an Unroll dimension: its body written once per value of the counter, which
+// its register holds in each copy. A copy whose condition is not a constant is guarded, and
+// skips the copies after it, as the loop would stop; nothing is outstanding across the branch.
+void AmdgcnKernelWriter::unrolledLoop(Id op) {
+    Id const counter = graph_.mapping.get(op, role::counter);
+    auto const copies = unrolledCopies(graph_, op);
+    for (Id init : graph_.successors(op, ControlEdgeKind::Initialize))
+        operation(init);
+    std::string const done = context_.newLabel("unrolled");
+    auto const body = graph_.sequence(op, ControlEdgeKind::Body);
+    bool guarded = false;
+    for (auto const& [value, condition] : copies) {
+        copy(indices_.at(counter), gcn::Value::literal(value));
+        if (!literalInt(condition)) {
+            if (!uniform(condition))
+                throw UserError(fmt::format("the unrolled loop's condition {} differs between "
+                                            "workitems; only uniform loops are written for AMDGCN",
+                                            toString(condition)));
+            drain();
+            gcn::ExpressionGenerator gen(b_, leaves());
+            std::string const w = context_.target().waveSize() == 64 ? "u64" : "u32";
+            b_.op("s_cmp_eq_" + w, {}, {gen.generate(condition), gcn::Value::literal(0)});
+            b_.op("s_cbranch_scc1", {}, {gcn::Value::label(done)});
+            flush();
+            guarded = true;
+        }
+        list(body);
+        if (std::any_of(body.begin(), body.end(), [&](Id b) {
+                return graph_.control.node(b).kind == OperationKind::StoreShared;
+            })) {
+            b_.op("s_barrier", {}, {});
+            flush();
+        }
+    }
+    if (guarded)
+        drain();
+    b_.add(gcn::Instruction::label(done));
+    flush();
+}
+
 void AmdgcnKernelWriter::loop(Id op, Operation const& o) {
+    if (graph_.coordinates.node(graph_.mapping.get(op, role::counter)).kind ==
+        DimensionKind::Unroll)
+        return unrolledLoop(op);
     for (Id init : graph_.successors(op, ControlEdgeKind::Initialize))
         operation(init);
     if (!uniform(o.expression))

@@ -10,6 +10,7 @@
 #include "kiln/graph/ExpressionText.h"
 #include "kiln/graph/Simplify.h"
 #include "kiln/graph/Translate.h"
+#include "kiln/graph/UnrolledLoop.h"
 #include "kiln/lowering/Codegen.h"
 #include "kiln/lowering/HeldElements.h"
 #include "kiln/lowering/IndexExpressions.h"
@@ -248,6 +249,8 @@ private:
     }
 
     void loop(Id op, Operation const& o) {
+        if (unrolledLoop(op))
+            return;
         if (pipelinedLoop(op, o))
             return;
         for (Id init : graph_.successors(op, ControlEdgeKind::Initialize))
@@ -270,6 +273,38 @@ private:
         writer_.popScope();
         writer_.instruction(fmt::format("bra.uni {}", top));
         writer_.label(done);
+    }
+
+    // A loop counted by an Unroll dimension: its body written once per value of the counter,
+    // which is a constant in each copy (its register holds it too). A copy whose condition is
+    // not a constant is guarded, and skips the copies after it, as the loop would stop. It is
+    // not pipelined: a loop around it stages without prefetch.
+    bool unrolledLoop(Id op) {
+        Id const counter = graph_.mapping.get(op, role::counter);
+        if (graph_.coordinates.node(counter).kind != DimensionKind::Unroll)
+            return false;
+        auto const copies = unrolledCopies(graph_, op);
+        for (Id init : graph_.successors(op, ControlEdgeKind::Initialize))
+            operation(init);
+        std::string const done = writer_.newLabel("unrolled");
+        auto const body = graph_.sequence(op, ControlEdgeKind::Body);
+        for (auto const& [value, condition] : copies) {
+            writer_.pushScope();
+            writer_.instruction(fmt::format("mov.s64 {}, {}", indices_.at(counter), value));
+            if (!literalInt(condition))
+                writer_.instruction(fmt::format(
+                    "@!{} bra {}", writer_.emit(condition, DataType::Bool, bindings()), done));
+            shifted_[counter] = literal(value);
+            list(body);
+            shifted_.erase(counter);
+            if (std::any_of(body.begin(), body.end(), [&](Id b) {
+                    return graph_.control.node(b).kind == OperationKind::StoreShared;
+                }))
+                barrier();
+            writer_.popScope();
+        }
+        writer_.label(done);
+        return true;
     }
 
     void branch(Id op, Operation const& o) {

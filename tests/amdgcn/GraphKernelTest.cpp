@@ -59,6 +59,12 @@ std::vector<Case> const kCases = {
      "gemm.pipeline.json",
      {{"MT_M", 128}, {"MT_N", 128}, {"MT_K", 8}, {"TT_M", 8}, {"TT_N", 8}},
      {"ds_read_b128", "v_fma_f32"}},
+    // The K loop unrolled twice (gemm-k-unroll): the body written twice inside one loop.
+    {"gemm_unroll2",
+     "gemm.json",
+     "gemm.pipeline.json",
+     {{"UNROLL", 2}},
+     {"v_fma_f32", "s_barrier", "s_cbranch_scc1"}},
     // f16 inputs widened to f32 between LDS and the fmas.
     {"gemm_f16", "gemm-f16.json", "gemm.pipeline.json", {}, {"v_cvt_f32_f16", "v_fma_f32"}},
     // Not staged: each workitem reads its operands from global memory, masked at the edges.
@@ -271,6 +277,15 @@ Case const& caseNamed(std::string const& name) {
         if (c.name == name)
             return c;
     throw std::out_of_range(name);
+}
+
+TEST(AmdgcnGraphKernel, UnrolledKLoopWritesItsBodyOncePerCopy) {
+    lowering::EmittedKernel const kernel = emit(caseNamed("gemm_unroll2"), "gfx942");
+    // Two copies of the body: 2 x MT_K x TT_M x TT_N fmas and three barriers per copy.
+    EXPECT_EQ(occurrences(kernel.code, "v_fma_f32"), 2u * 16 * 4 * 4);
+    EXPECT_EQ(occurrences(kernel.code, "s_barrier"), 2u * 3);
+    // The loop's test, and each copy's guard (ko * 2 + u < K tiles).
+    EXPECT_EQ(occurrences(kernel.code, "s_cbranch_scc1"), 1u + 2);
 }
 
 TEST(AmdgcnGraphKernel, GemmOnTheMatrixCores) {

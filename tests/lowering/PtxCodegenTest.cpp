@@ -70,6 +70,19 @@ std::vector<Case> const kCases = {
      "gemm.pipeline.json",
      {{"MMA", 1}, {"MT_M", 32}, {"MT_N", 64}, {"MT_K", 32}, {"WT_M", 32}, {"STAGES", 2}},
      255},
+    // The K loop unrolled (gemm-k-unroll); with STAGES >= 2 the loop is then not pipelined.
+    {"gemm_unroll2", "gemm.json", "gemm.pipeline.json", {{"UNROLL", 2}}},
+    {"gemm_f16_mma_unroll4",
+     "gemm-f16.json",
+     "gemm.pipeline.json",
+     {{"MMA", 1},
+      {"MT_M", 64},
+      {"MT_N", 64},
+      {"MT_K", 16},
+      {"WT_M", 32},
+      {"STAGES", 3},
+      {"UNROLL", 4}},
+     255},
 };
 
 class PtxasTest : public ::testing::TestWithParam<std::tuple<Case, std::string>> {};
@@ -118,6 +131,34 @@ std::size_t occurrences(std::string const& text, std::string const& what) {
     for (std::size_t at = 0; (at = text.find(what, at)) != std::string::npos; ++at)
         ++n;
     return n;
+}
+
+TEST(PtxCodegen, UnrolledKLoopWritesItsBodyOncePerCopy) {
+    auto const one = lowering::emitKernel(lowered("gemm.json", "gemm.pipeline.json"), {});
+    std::map<std::string, std::int64_t> const params{{"UNROLL", 3}};
+    auto const three = lowering::emitKernel(lowered("gemm.json", "gemm.pipeline.json", params),
+                                            {.schedule = params});
+    // Three copies of the body: its fmas, its stores to shared memory, its barriers (two that
+    // meet the staged tiles and one that ends the copy before the next overwrites them).
+    EXPECT_EQ(occurrences(three.code, "fma.rn.f32"), 3 * occurrences(one.code, "fma.rn.f32"));
+    EXPECT_EQ(occurrences(three.code, "st.shared.f32"), 3 * occurrences(one.code, "st.shared.f32"));
+    EXPECT_EQ(occurrences(three.code, "bar.sync"), 3u * 3);
+    // One loop remains, with one back edge; each copy is guarded by ko * 3 + u < K tiles (the
+    // counter a constant in each), three branches to the end of the copies and its label.
+    EXPECT_EQ(occurrences(one.code, "bra.uni $loop"), 1u);
+    EXPECT_EQ(occurrences(three.code, "bra.uni $loop"), 1u);
+    EXPECT_EQ(occurrences(three.code, "unrolled"), 3u + 1);
+}
+
+TEST(PtxCodegen, UnrolledKLoopIsNotPipelined) {
+    std::map<std::string, std::int64_t> const params{{"STAGES", 2}, {"UNROLL", 2}};
+    auto const kernel = lowering::emitKernel(lowered("gemm.json", "gemm.pipeline.json", params),
+                                             {.target = "sm_80", .schedule = params});
+    // The copies stage as a loop without prefetch does: no cp.async groups in flight, one
+    // copy of the tiles in shared memory.
+    EXPECT_EQ(occurrences(kernel.code, "cp.async.commit_group"), 0u);
+    EXPECT_EQ(kernel.sharedBytes, 2u * 64 * 16 * 4);
+    EXPECT_EQ(occurrences(kernel.code, "fma.rn.f32"), 2u * 16 * 4 * 4);
 }
 
 TEST(PtxCodegen, GemmStagesThroughSharedMemoryAndAccumulatesInRegisters) {

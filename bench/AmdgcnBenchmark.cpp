@@ -4,7 +4,8 @@
 // text, descriptor, metadata note and manifest (lowering::emitAmdgcnKernel), per example and
 // target. Assembly: that text to a code object in memory, by the assembler runtime/Assembler.h
 // picks for the target (Comgr for gfx90a, LLVM 16 MC + lld for gfx942 and gfx1100), and by
-// LLVM MC for gfx90a too, so that the two can be compared.
+// LLVM MC for gfx90a too, so that the two can be compared. The f16 GEMM on the matrix cores
+// (MMA=1, v_mfma) runs on gfx90a and gfx942 only: gfx1100 has no MFMA.
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/lowering/AmdgcnCodegen.h"
@@ -22,6 +23,8 @@ struct Example {
     char const* name;
     char const* command;
     char const* pipeline;
+    std::map<std::string, std::int64_t> schedule = {};
+    bool matrixCores = false; ///< only where the target has MFMA
 };
 
 Example const kExamples[] = {
@@ -31,12 +34,19 @@ Example const kExamples[] = {
     // The default GEMM schedule: 64 x 64 x 16 macro tiles staged through LDS, 4 x 4 register
     // tiles (the "default GEMM kernel").
     {"gemm", "examples/gemm.json", "rules/gemm.pipeline.json"},
+    // f16 on the matrix cores: 128 x 128 macro tiles, a 2 x 2 grid of 64 x 64 wave tiles.
+    {"gemm_f16_mfma",
+     "examples/gemm-f16.json",
+     "rules/gemm.pipeline.json",
+     {{"MMA", 1}, {"MT_M", 128}, {"MT_N", 128}, {"MT_K", 32}, {"WT_M", 64}, {"WT_N", 64}},
+     true},
 };
 
 KernelGraph lowered(Example const& e, std::string const& target) {
     std::string const root = std::string(KILN_SOURCE_DIR) + "/";
     KernelGraph graph = translate(loadCommand(root + e.command));
-    rules::lower(rules::loadPipeline(root + e.pipeline), graph, {.arch = rules::archFacts(target)});
+    rules::lower(rules::loadPipeline(root + e.pipeline), graph,
+                 {.parameters = e.schedule, .arch = rules::archFacts(target)});
     return graph;
 }
 
@@ -44,7 +54,7 @@ void codegen(benchmark::State& state, Example const& e, std::string const& targe
     KernelGraph const graph = lowered(e, target);
     std::size_t bytes = 0;
     for (auto _ : state) {
-        auto kernel = lowering::emitAmdgcnKernel(graph, {.target = target});
+        auto kernel = lowering::emitAmdgcnKernel(graph, {.target = target, .schedule = e.schedule});
         bytes = kernel.code.size();
         benchmark::DoNotOptimize(kernel);
     }
@@ -54,7 +64,8 @@ void codegen(benchmark::State& state, Example const& e, std::string const& targe
 void assemble(benchmark::State& state, Example const& e, std::string const& target,
               std::string const& assemblerName) {
     std::string const text =
-        lowering::emitAmdgcnKernel(lowered(e, target), {.target = target}).code;
+        lowering::emitAmdgcnKernel(lowered(e, target), {.target = target, .schedule = e.schedule})
+            .code;
     auto assembler = assemblerName.empty() ? runtime::assemblerFor(target)
                                            : runtime::makeAssembler(assemblerName);
     if (!assembler.ok()) {
@@ -78,6 +89,8 @@ void assemble(benchmark::State& state, Example const& e, std::string const& targ
 int const kRegistered = [] {
     for (Example const& e : kExamples) {
         for (std::string target : {"gfx90a", "gfx942", "gfx1100"}) {
+            if (e.matrixCores && target == "gfx1100")
+                continue;
             benchmark::RegisterBenchmark(
                 (std::string("AmdgcnCodegen/") + e.name + "/" + target).c_str(),
                 [e, target](benchmark::State& s) { codegen(s, e, target); })

@@ -21,36 +21,55 @@ bool canReverse(CoordinateEdgeKind kind) {
 std::vector<TransformStep> transformChain(KernelGraph const& graph, std::vector<Id> const& known,
                                           std::vector<Id> const& targets) {
     auto const& coords = graph.coordinates;
+    // Every edge's ports once (each lookup sorts them): the propagation below visits the edges
+    // many times. Ids are dense, so what is known is a flag per id.
+    struct Edge {
+        Id id;
+        CoordinateEdgeKind kind;
+        std::vector<Id> tails, heads;
+        bool used[2] = {false, false}; ///< applied forward, in reverse
+    };
+    std::vector<Edge> edges;
+    Id last = 0;
+    for (Id e : coords.edges()) {
+        edges.push_back({e, coords.edge(e).kind, coords.tails(e), coords.heads(e)});
+        last = std::max(last, e);
+        for (Id n : edges.back().tails)
+            last = std::max(last, n);
+        for (Id n : edges.back().heads)
+            last = std::max(last, n);
+    }
+    for (Id n : known)
+        last = std::max(last, n);
+    for (Id n : targets)
+        last = std::max(last, n);
+    std::vector<char> have(static_cast<std::size_t>(last) + 1, 0);
+    for (Id n : known)
+        have[static_cast<std::size_t>(n)] = 1;
+    auto isKnown = [&](Id n) { return have[static_cast<std::size_t>(n)] != 0; };
+
     // Propagate: apply any transform whose inputs are all known, until nothing changes. Record
     // the step that first produced each dimension.
-    std::set<Id> have(known.begin(), known.end());
     std::vector<TransformStep> applied;
     std::map<Id, std::size_t> producer;
-    std::vector<Id> const edges = coords.edges();
-    std::set<std::pair<Id, bool>> used;
     for (bool progress = true; progress;) {
         progress = false;
-        for (Id e : edges) {
-            CoordinateEdgeKind const kind = coords.edge(e).kind;
-            auto tails = coords.tails(e), heads = coords.heads(e);
-            auto all = [&](std::vector<Id> const& ids) {
-                return std::all_of(ids.begin(), ids.end(), [&](Id n) { return have.count(n) > 0; });
-            };
-            auto any = [&](std::vector<Id> const& ids) {
-                return std::any_of(ids.begin(), ids.end(),
-                                   [&](Id n) { return have.count(n) == 0; });
-            };
+        for (Edge& e : edges) {
             for (bool forward : {true, false}) {
-                auto const& in = forward ? tails : heads;
-                auto const& out = forward ? heads : tails;
-                if (used.count({e, forward}) || !(forward ? canForward(kind) : canReverse(kind)) ||
-                    !all(in) || !any(out))
+                auto const& in = forward ? e.tails : e.heads;
+                auto const& out = forward ? e.heads : e.tails;
+                if (e.used[forward ? 0 : 1] ||
+                    !(forward ? canForward(e.kind) : canReverse(e.kind)) ||
+                    !std::all_of(in.begin(), in.end(), isKnown) ||
+                    std::all_of(out.begin(), out.end(), isKnown))
                     continue;
-                used.insert({e, forward});
+                e.used[forward ? 0 : 1] = true;
                 for (Id n : out)
-                    if (have.insert(n).second)
+                    if (!isKnown(n)) {
+                        have[static_cast<std::size_t>(n)] = 1;
                         producer[n] = applied.size();
-                applied.push_back({e, forward, in, out});
+                    }
+                applied.push_back({e.id, forward, in, out});
                 progress = true;
             }
         }
@@ -60,7 +79,7 @@ std::vector<TransformStep> transformChain(KernelGraph const& graph, std::vector<
     std::set<std::size_t> needed;
     std::vector<Id> work;
     for (Id t : targets) {
-        if (!have.count(t)) {
+        if (!isKnown(t)) {
             auto const& d = coords.node(t);
             throw UserError(
                 fmt::format("no chain of coordinate transforms reaches #{} ({}{}) from the "

@@ -38,12 +38,8 @@ struct GcnHeld {
 // A wave's accumulators as v_mfma_f32_16x16x16's C/D fragments (AmdgcnMatrixCores.cpp): four
 // elements each, rows R..R+3 of column C at lane 0.
 struct MfmaLayout {
-    struct Fragment {
-        std::array<std::size_t, 4> registers; ///< the held value's elements, rows R..R+3
-        std::size_t rowSlab = 0, colSlab = 0; ///< into rowBases, colBases
-    };
-    std::vector<Fragment> fragments;
-    std::vector<ExprPtr> rowBases, colBases; ///< each slab's first row (column) at lane 0
+    std::vector<Fragments::Fragment> fragments; ///< rows R..R+3; slabs index rowBases, colBases
+    std::vector<ExprPtr> rowBases, colBases;    ///< each slab's first row (column) at lane 0
 };
 
 // A Multiply on the matrix cores: the layout, each fragment's four consecutive VGPRs, and the

@@ -60,7 +60,6 @@ AmdgcnKernelWriter::mfmaLayout(Contraction const& c,
             return std::nullopt;
         where.emplace_back(row->second, col->second);
     }
-    using Place = std::pair<std::int64_t, std::int64_t>;
     auto place = [&](std::size_t e, std::int64_t column, std::int64_t rows) -> Place {
         env.indices[x] = column;
         env.indices[y] = rows;
@@ -82,37 +81,17 @@ AmdgcnKernelWriter::mfmaLayout(Contraction const& c,
     }
 
     // Fragments of four consecutive rows of one column; slabs of 16 rows and 16 columns.
-    MfmaLayout layout;
-    std::set<std::size_t> taken;
-    std::map<std::int64_t, std::size_t> rows, cols; // a slab's first row/column -> a register
-    std::vector<std::pair<Place, std::array<std::size_t, 4>>> fragments;
-    for (auto const& [p, e] : at) {
-        if (taken.contains(e))
-            continue;
-        std::array<std::size_t, 4> regs{};
-        for (std::int64_t i = 0; i < kFragment; ++i) {
-            auto const it = at.find({p.first + i, p.second});
-            if (it == at.end() || taken.contains(it->second))
-                return std::nullopt;
-            regs[static_cast<std::size_t>(i)] = it->second;
-            taken.insert(it->second);
-        }
-        rows.emplace(p.first, e);
-        cols.emplace(p.second, e);
-        fragments.emplace_back(p, regs);
-    }
-    if (fragments.size() != rows.size() * cols.size())
+    auto const grouped = groupFragments(at, {Place{0, 0}, {1, 0}, {2, 0}, {3, 0}});
+    if (!grouped)
         return std::nullopt;
-    for (auto const& [p, regs] : fragments)
-        layout.fragments.push_back(
-            {regs, static_cast<std::size_t>(std::distance(rows.begin(), rows.find(p.first))),
-             static_cast<std::size_t>(std::distance(cols.begin(), cols.find(p.second)))});
+    MfmaLayout layout;
+    layout.fragments = grouped->fragments;
 
     // The slabs' first row and column as expressions of the wave, at lane (0, 0).
     std::map<Id, ExprPtr> const lane0{{x, literal(0)}, {y, literal(0)}};
-    for (auto const& [r, e] : rows)
+    for (std::size_t e : grouped->rows)
         layout.rowBases.push_back(facts_.reduce(simplify(substitute(where[e].first, lane0))));
-    for (auto const& [col, e] : cols)
+    for (std::size_t e : grouped->cols)
         layout.colBases.push_back(facts_.reduce(simplify(substitute(where[e].second, lane0))));
     return layout;
 }

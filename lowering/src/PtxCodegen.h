@@ -4,6 +4,7 @@
 // PtxWorkgroup.cpp (what a workgroup does together: shared-memory staging and Multiply).
 #pragma once
 
+#include "Contraction.h"
 #include "OperationOrder.h"
 #include "kiln/arch-db/ArchLibrary.h"
 #include "kiln/graph/Distribution.h"
@@ -44,16 +45,10 @@ struct Held {
     DataType type = DataType::F32;
 };
 
-struct Contraction;
-
 // A Multiply on the tensor cores (PtxTensorCores.cpp): the accumulators grouped into the
 // fragments of mma.sync.m16n8k16, and how to read the operands' fragments with ldmatrix.
 struct MmaPlan {
-    struct Fragment {
-        std::array<std::size_t, 4> registers; ///< d0..d3, indices into the accumulator's
-        std::size_t rowSlab = 0, colSlab = 0; ///< into rowBases, colBases
-    };
-    std::vector<Fragment> fragments;
+    std::vector<Fragments::Fragment> fragments;        ///< d0..d3; slabs index rowBases, colBases
     std::vector<ExprPtr> rowBases, colBases;           ///< each slab's first row (column) at lane 0
     Id lhsShared = 0, rhsShared = 0;                   ///< the staged tiles
     DataType type = DataType::F16;                     ///< the operands'

@@ -46,7 +46,6 @@ std::optional<MmaPlan> PtxCodegen::tensorCorePlan(Contraction const& c, Held con
             env.indices[*d] = 0;
     if (shape_.workitems[2])
         env.indices[*shape_.workitems[2]] = 0;
-    using Place = std::pair<std::int64_t, std::int64_t>;
     auto place = [&](std::size_t e, std::int64_t row, std::int64_t pair) -> Place {
         env.indices[y] = row;
         env.indices[x] = pair;
@@ -69,39 +68,17 @@ std::optional<MmaPlan> PtxCodegen::tensorCorePlan(Contraction const& c, Held con
     }
 
     // Fragments of four, slabs of 16 rows and 8 columns.
-    std::set<std::size_t> taken;
-    std::map<std::int64_t, std::size_t> rows, cols; // slab's first row/column -> a register
-    std::vector<std::pair<Place, std::array<std::size_t, 4>>> fragments;
-    for (auto const& [p, e] : at) {
-        if (taken.contains(e))
-            continue;
-        std::array<std::size_t, 4> regs{};
-        Place const parts[4] = {
-            p, {p.first, p.second + 1}, {p.first + 8, p.second}, {p.first + 8, p.second + 1}};
-        for (int i = 0; i < 4; ++i) {
-            auto const it = at.find(parts[i]);
-            if (it == at.end() || taken.contains(it->second))
-                return std::nullopt;
-            regs[static_cast<std::size_t>(i)] = it->second;
-            taken.insert(it->second);
-        }
-        rows.emplace(p.first, e);
-        cols.emplace(p.second, e);
-        fragments.emplace_back(p, regs);
-    }
-    if (fragments.size() != rows.size() * cols.size())
+    auto const grouped = groupFragments(at, {Place{0, 0}, {0, 1}, {8, 0}, {8, 1}});
+    if (!grouped)
         return std::nullopt;
-    for (auto const& [p, regs] : fragments)
-        plan.fragments.push_back(
-            {regs, static_cast<std::size_t>(std::distance(rows.begin(), rows.find(p.first))),
-             static_cast<std::size_t>(std::distance(cols.begin(), cols.find(p.second)))});
+    plan.fragments = grouped->fragments;
 
     // The slabs' first row and column as expressions of the warp, at lane (0, 0).
     std::map<Id, ExprPtr> const lane0{{x, literal(0)}, {y, literal(0)}};
-    for (auto const& [r, e] : rows)
+    for (std::size_t e : grouped->rows)
         plan.rowBases.push_back(
             facts_.reduce(simplify(substitute(acc.elements[e].at.at(c.destRow), lane0))));
-    for (auto const& [col, e] : cols)
+    for (std::size_t e : grouped->cols)
         plan.colBases.push_back(
             facts_.reduce(simplify(substitute(acc.elements[e].at.at(c.destCol), lane0))));
 
@@ -128,7 +105,7 @@ std::optional<MmaPlan> PtxCodegen::tensorCorePlan(Contraction const& c, Held con
     plan.lhsTransposed = !*lhsK;
     plan.rhsTransposed = !*rhsK;
     // B's slabs go two to an ldmatrix.x4 when they are 8 columns apart.
-    plan.pairedColumns = cols.size() % 2 == 0;
+    plan.pairedColumns = plan.colBases.size() % 2 == 0;
     for (std::size_t j = 0; j + 1 < plan.colBases.size() && plan.pairedColumns; j += 2)
         plan.pairedColumns =
             IndexFacts::difference(plan.colBases[j + 1], plan.colBases[j]) == std::int64_t{8};

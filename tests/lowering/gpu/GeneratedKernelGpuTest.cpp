@@ -142,6 +142,13 @@ INSTANTIATE_TEST_SUITE_P(
             "gemm.pipeline.json",
             {{"MMA", 1}, {"MT_M", 128}, {"MT_N", 128}, {"MT_K", 64}, {"WT_M", 16}, {"STAGES", 3}},
             {{"M", 200}, {"N", 136}, {"K", 200}}},
+        // K % 8 != 0: A's rows are not 16-byte aligned, so the pipelined loop's plain version
+        // (branches, element-by-element edges) feeds wgmma.
+        GpuCase{"gemm_f16_wgmma_unaligned_k",
+                "gemm-f16.json",
+                "gemm.pipeline.json",
+                {{"MMA", 1}, {"MT_M", 64}, {"MT_N", 64}, {"MT_K", 64}, {"WT_M", 16}, {"STAGES", 3}},
+                {{"M", 96}, {"N", 80}, {"K", 133}}},
         GpuCase{"gemm_f16_wgmma_unpipelined",
                 "gemm-f16.json",
                 "gemm.pipeline.json",

@@ -333,16 +333,7 @@ TEST(AmdgcnGraphGolden, MfmaGemmOnGfx942) {
                  {}};
     std::string const text = emit(c, "gfx942").code;
     EXPECT_EQ(occurrences(text, "v_mfma_f32_16x16x16_f16 "), 1u);
-    std::string const path = test::sourcePath("tests/amdgcn/golden/gemm_f16_mfma.gfx942.s");
-    if (char const* update = std::getenv("KILN_UPDATE_GOLDEN"); update && *update == '1') {
-        std::ofstream(path) << text;
-        return;
-    }
-    std::ifstream in(path);
-    ASSERT_TRUE(in) << "no golden file " << path << "; KILN_UPDATE_GOLDEN=1 writes it";
-    std::stringstream golden;
-    golden << in.rdbuf();
-    EXPECT_EQ(text, golden.str()) << "golden file " << path << " differs";
+    amdgcn::test::expectGolden("gemm_f16_mfma.gfx942.s", text);
 }
 
 TEST(AmdgcnGraphKernel, RefusesWhatItCannotWrite) {

@@ -263,7 +263,8 @@ int main(int argc, char** argv) {
         return 1;
     }
     gDevice = device.value();
-    if (auto blas = runtime::cuda::Blas::create(gDevice); blas.ok()) {
+    if (auto blas = runtime::cuda::Blas::create(gDevice, runtime::cuda::BlasMode::Fastest);
+        blas.ok()) {
         gBlas = blas.value();
         std::printf("cuBLAS %d from %s on %s\n", gBlas->version(), gBlas->library().c_str(),
                     gDevice->description().summary().c_str());

@@ -17,6 +17,13 @@ std::string duration(double seconds) {
     return fmt::format("{}s", s);
 }
 
+// Candidates per second with two significant digits where it is slow (0.42, 2.9, 31).
+std::string rate(double perSecond) {
+    if (perSecond >= 10)
+        return fmt::format("{:.0f}", perSecond);
+    return perSecond >= 1 ? fmt::format("{:.1f}", perSecond) : fmt::format("{:.2f}", perSecond);
+}
+
 std::string escapeXml(std::string const& text) {
     std::string out;
     for (char c : text) {
@@ -57,6 +64,14 @@ std::string ProgressPrinter::line(SweepProgress const& p, bool bar) {
     if (p.reused)
         out += fmt::format(", {} reused", p.reused);
     out += p.best ? fmt::format(", best {:.2f} us ({})", *p.best, p.bestPoint) : ", best -";
+    // Throughput counts what was evaluated (a reused record costs nothing); compiles run in
+    // parallel, so their seconds are busy seconds, and measuring is a share of the wall time.
+    if (p.done > p.reused && p.elapsed > 0)
+        out += fmt::format(", {} cand/s", rate(double(p.done - p.reused) / p.elapsed));
+    if (p.compileSeconds > 0)
+        out += fmt::format(", compile {:.1f} s busy", p.compileSeconds);
+    if (p.measureSeconds > 0 && p.elapsed > 0)
+        out += fmt::format(", measure {:.0f}% of wall", 100 * p.measureSeconds / p.elapsed);
     if (p.done > p.reused && p.total > p.done)
         out += fmt::format(
             ", ETA {}", duration(p.elapsed / double(p.done - p.reused) * double(p.total - p.done)));
@@ -93,11 +108,21 @@ std::string reportTable(SweepResult const& result, Solver const& solver, std::si
     std::stable_sort(ok.begin(), ok.end(), [](auto* a, auto* b) {
         return a->evaluation.microseconds < b->evaluation.microseconds;
     });
-    std::string out = fmt::format(
-        "{} candidates in {:.1f} s ({} reused from the database, {} failed); compiling {:.1f} s, "
-        "measuring {:.1f} s\n\n",
-        result.entries.size(), result.seconds, result.reused, result.failures,
-        result.compileSeconds, result.measureSeconds);
+    std::string out =
+        fmt::format("{} candidates in {:.1f} s ({} reused from the database, {} failed)\n",
+                    result.entries.size(), result.seconds, result.reused, result.failures);
+    std::size_t const evaluated = result.entries.size() - result.reused;
+    out += fmt::format("{} evaluated", evaluated);
+    if (evaluated > 0 && result.seconds > 0)
+        out += fmt::format(" at {} candidates/s", rate(double(evaluated) / result.seconds));
+    // The cost model without compiles neither compiles nor measures: no zeros for it.
+    if (result.compileSeconds > 0)
+        out += fmt::format("; compiling {:.1f} s busy (summed over parallel jobs)",
+                           result.compileSeconds);
+    if (result.measureSeconds > 0 && result.seconds > 0)
+        out += fmt::format("; measuring {:.1f} s ({:.0f}% of the wall time)", result.measureSeconds,
+                           100 * result.measureSeconds / result.seconds);
+    out += "\n\n";
     out += fmt::format("{:>4}  {:>12}  {:>7}  {:>4}  {}\n", "rank", "time (us)", "spread", "regs",
                        "point");
     for (std::size_t i = 0; i < ok.size() && i < top; ++i) {

@@ -72,6 +72,9 @@ SweepResult runSweep(Solver const& solver, Strategy& strategy, Evaluator& evalua
             progress.bestPoint = solver.text(point);
         }
         progress.elapsed = elapsed();
+        // Atomic counters: safe here, where `finish` runs inside the evaluator's callback.
+        progress.compileSeconds = evaluator.compileSeconds();
+        progress.measureSeconds = evaluator.measureSeconds();
         if (options.progress)
             options.progress(progress);
     };

@@ -30,8 +30,8 @@ TEST(BlasLoad, ALibraryWithoutTheEntryPointsIsNotFoundNamingThem) {
     EXPECT_EQ(library.error().code(), ErrorCode::NotFound);
     EXPECT_EQ(library.error().message(),
               "cuBLAS not found: 'libm.so.6' lacks cublasCreate_v2, cublasDestroy_v2, "
-              "cublasSetStream_v2, cublasGetVersion_v2, cublasSgemm_v2, cublasGemmEx (a cuBLAS "
-              "of CUDA 11 or newer is needed)");
+              "cublasSetStream_v2, cublasSetMathMode, cublasGetVersion_v2, cublasSgemm_v2, "
+              "cublasGemmEx (a cuBLAS of CUDA 11 or newer is needed)");
 }
 
 TEST(BlasLoad, TheEnvironmentVariableReplacesTheDefaultList) {

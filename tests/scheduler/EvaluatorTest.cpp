@@ -146,8 +146,22 @@ TEST(Sweep, CompletesOverFaultsAndRecordsEveryCandidate) {
     auto strategy = makeStrategy(solver, {.name = "exhaustive"});
     MeasuredEvaluator evaluator(fakeOptions(), (dir / "artifacts").string());
     TuningDatabase db((dir / "db.jsonl").string());
-    SweepResult const r = runSweep(solver, *strategy, evaluator, db, faultKey(), {});
+    std::vector<SweepProgress> progress;
+    SweepResult const r =
+        runSweep(solver, *strategy, evaluator, db, faultKey(),
+                 {.progress = [&](SweepProgress const& p) { progress.push_back(p); }});
     EXPECT_EQ(r.entries.size(), valid);
+    // The progress reads the evaluator's busy seconds from inside its callback, while other
+    // compiles and measurements go on: they only grow, and the last equals the sweep's totals.
+    ASSERT_EQ(progress.size(), valid);
+    for (std::size_t i = 1; i < progress.size(); ++i) {
+        EXPECT_GE(progress[i].compileSeconds, progress[i - 1].compileSeconds);
+        EXPECT_GE(progress[i].measureSeconds, progress[i - 1].measureSeconds);
+    }
+    EXPECT_GT(r.compileSeconds, 0);
+    EXPECT_GT(r.measureSeconds, 0);
+    EXPECT_DOUBLE_EQ(progress.back().compileSeconds, r.compileSeconds);
+    EXPECT_DOUBLE_EQ(progress.back().measureSeconds, r.measureSeconds);
     EXPECT_EQ(r.failures, 10u);
     ASSERT_TRUE(r.best);
     EXPECT_EQ(r.best->point,

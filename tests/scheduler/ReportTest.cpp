@@ -71,19 +71,33 @@ SweepResult sweep(Solver const& solver) {
 } // namespace
 
 TEST(Report, ProgressLines) {
+    // 5 candidates evaluated in 10 s (the 2 reused cost nothing), compiles busy 41 s in all
+    // (several at once), the worker measuring 8.8 s of the 10.
     SweepProgress p{.done = 7,
                     .failures = 1,
                     .reused = 2,
                     .total = 20,
                     .elapsed = 10,
+                    .compileSeconds = 41,
+                    .measureSeconds = 8.8,
                     .best = 64.25,
                     .bestPoint = "MT_M=64,STAGES=2"};
     EXPECT_EQ(ProgressPrinter::line(p, false),
-              "7/20 done, 1 failed, 2 reused, best 64.25 us (MT_M=64,STAGES=2), ETA 26s");
+              "7/20 done, 1 failed, 2 reused, best 64.25 us (MT_M=64,STAGES=2), 0.50 cand/s, "
+              "compile 41.0 s busy, measure 88% of wall, ETA 26s");
     EXPECT_EQ(ProgressPrinter::line(p, true),
               "[########................] 7/20 done, 1 failed, 2 reused, best 64.25 us "
-              "(MT_M=64,STAGES=2), ETA 26s");
+              "(MT_M=64,STAGES=2), 0.50 cand/s, compile 41.0 s busy, measure 88% of wall, ETA 26s");
     EXPECT_EQ(ProgressPrinter::line({.done = 0, .total = 5}, false), "0/5 done, 0 failed, best -");
+    // Only reused records so far: no throughput yet. The cost model without compiles: neither
+    // compile nor measure time.
+    EXPECT_EQ(ProgressPrinter::line({.done = 4, .reused = 4, .total = 10, .elapsed = 0.01}, false),
+              "4/10 done, 0 failed, 4 reused, best -");
+    EXPECT_EQ(ProgressPrinter::line({.done = 310, .total = 400, .elapsed = 10}, false),
+              "310/400 done, 0 failed, best -, 31 cand/s, ETA 3s");
+    EXPECT_EQ(ProgressPrinter::line(
+                  {.done = 29, .total = 400, .elapsed = 10, .compileSeconds = 12.34}, false),
+              "29/400 done, 0 failed, best -, 2.9 cand/s, compile 12.3 s busy, ETA 2m08s");
 }
 
 TEST(Report, TableAndPlotOfAFixedSweep) {
@@ -121,8 +135,8 @@ TEST(Report, PlainProgressLinesOnlyWhenSomethingChanges) {
     for (int c = std::fgetc(out); c != EOF; c = std::fgetc(out))
         text += char(c);
     std::fclose(out);
-    EXPECT_EQ(text, "1/5 done, 0 failed, best 10.00 us (A=1), ETA 0s\n"
-                    "3/5 done, 1 failed, best 10.00 us (A=1), ETA 0s\n"
-                    "4/5 done, 1 failed, best 10.00 us (A=1), ETA 0s\n"
-                    "5/5 done, 1 failed, best 10.00 us (A=1)\n");
+    EXPECT_EQ(text, "1/5 done, 0 failed, best 10.00 us (A=1), 10 cand/s, ETA 0s\n"
+                    "3/5 done, 1 failed, best 10.00 us (A=1), 10 cand/s, ETA 0s\n"
+                    "4/5 done, 1 failed, best 10.00 us (A=1), 2.7 cand/s, ETA 0s\n"
+                    "5/5 done, 1 failed, best 10.00 us (A=1), 3.1 cand/s\n");
 }

@@ -82,6 +82,8 @@ killed=$(wc -l < "$work/measured/tuning.jsonl")
     --evaluator interpreter --strategy random --seed 3 --batch 2 -j 2 --repetitions 3 --warmup 1 -q \
     -o "$work/measured" > "$work/measured2.out" 2>&1 || { cat "$work/measured2.out"; fail "resume"; }
 grep -q "24 candidates in .* ($killed reused from the database" "$work/measured2.out" || fail "resume count"
+grep -q "^$((24 - killed)) evaluated at .* candidates/s; compiling .* s busy .*; measuring .* s (.*% of the wall time)" \
+    "$work/measured2.out" || fail "no throughput line"
 [ "$(wc -l < "$work/measured/tuning.jsonl")" -eq 24 ] || fail "records lost or duplicated"
 [ "$(grep -o '"point":{[^}]*}' "$work/measured/tuning.jsonl" | sort -u | wc -l)" -eq 24 ] || fail "dup"
 # 5. The real worker checks before it times: a lowered axpy whose expression was changed

@@ -1,5 +1,6 @@
 #include "DeviceRun.h"
 
+#include "DeviceCompare.h"
 #include "GemmReference.h"
 #include "kiln/graph/Reference.h"
 #include "kiln/lowering/LaunchShape.h"
@@ -11,6 +12,7 @@
 #include "kiln/runtime/Stream.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fmt/format.h>
@@ -178,13 +180,86 @@ int accesses(KernelGraph const& graph, std::string const& name) {
 
 } // namespace
 
-runtime::Expected<DeviceRunResult>
-runOnDevice(std::shared_ptr<runtime::Device> const& device, Command const& command,
-            std::map<std::string, double> const& problem, KernelGraph const& lowered,
-            lowering::EmittedKernel const& kernel, DeviceRunOptions const& options) {
-    DeviceRunResult result;
-    Bindings bindings = randomBindings(command, problem, options.seed);
-    Bindings reference = bindings;
+namespace {
+
+// max |x| over the shape's elements (NaNs skipped), as maxRelativeError scales by it.
+double largestMagnitude(HostTensor const& t) {
+    double largest = 0;
+    std::vector<std::int64_t> index(t.shape.size(), 0);
+    for (std::int64_t n = 0; n < t.elements(); ++n) {
+        double const v = std::fabs(t.data[static_cast<std::size_t>(t.offset(index))]);
+        if (!std::isnan(v))
+            largest = std::max(largest, v);
+        for (std::size_t a = index.size(); a-- > 0;) {
+            if (++index[a] < t.shape[a])
+                break;
+            index[a] = 0;
+        }
+    }
+    return largest;
+}
+
+} // namespace
+
+std::pair<double, double> medianAndPrecision(std::vector<double> samples) {
+    if (samples.empty())
+        return {0, std::numeric_limits<double>::infinity()};
+    std::sort(samples.begin(), samples.end());
+    std::size_t const n = samples.size();
+    double const median = (samples[(n - 1) / 2] + samples[n / 2]) / 2;
+    double const reach = 0.98 * std::sqrt(static_cast<double>(n));
+    auto const rank = [&](double r) {
+        return static_cast<std::size_t>(std::clamp(r, 0.0, static_cast<double>(n - 1)));
+    };
+    double const low = samples[rank(std::floor(double(n) / 2 - reach) - 1)];
+    double const high = samples[rank(std::ceil(double(n) / 2 + reach) - 1)];
+    return {median, median > 0 ? (high - low) / (2 * median) : 0};
+}
+
+// One tensor of the problem: its inputs, the buffer kernels write, and what it must hold after.
+struct Tensor {
+    DataType dtype{};
+    std::size_t elements = 0; ///< in the buffer (every offset the strides reach)
+    bool dense = false;       ///< the buffer holds the shape's elements and nothing else
+    runtime::DeviceMemory<std::uint8_t> working, expected;
+    bool compared = false;
+    double scale = 0; ///< the reference's largest magnitude
+};
+
+struct DeviceProblem::State {
+    std::shared_ptr<runtime::Device> device;
+    std::optional<runtime::Stream> stream;
+    Bindings bindings;  ///< the random inputs
+    Bindings reference; ///< on the host, where the CPU computed it
+    std::map<std::string, Tensor> tensors;
+    std::map<std::string, runtime::DeviceMemory<std::uint8_t>> inputs; ///< by tensor name
+    std::optional<DeviceComparison> comparison;
+    runtime::DeviceMemory<std::uint32_t> flush;
+    std::vector<runtime::Event> events;
+    std::string reference_name;
+    double gemmTerms = 0; ///< K, where cuBLAS is the reference
+};
+
+DeviceProblem::DeviceProblem(std::unique_ptr<State> state)
+    : state_(std::move(state)) {}
+DeviceProblem::~DeviceProblem() = default;
+
+std::string const& DeviceProblem::reference() const {
+    return state_->reference_name;
+}
+
+runtime::Expected<std::unique_ptr<DeviceProblem>>
+DeviceProblem::create(std::shared_ptr<runtime::Device> device, Command const& command,
+                      std::map<std::string, double> const& problem,
+                      DeviceRunOptions const& options) {
+    auto s = std::make_unique<State>();
+    s->device = device;
+    s->bindings = randomBindings(command, problem, options.seed);
+    KILN_ASSIGN_OR_RETURN(auto stream, runtime::Stream::create(device));
+    s->stream.emplace(std::move(stream));
+    KILN_ASSIGN_OR_RETURN(auto comparison, DeviceComparison::load(device));
+    s->comparison.emplace(std::move(comparison));
+    runtime::Stream& st = *s->stream;
 
     // A large GEMM is checked against cuBLAS on the device; anything else (or a GEMM where
     // cuBLAS does not load) against the CPU reference.
@@ -192,71 +267,117 @@ runOnDevice(std::shared_ptr<runtime::Device> const& device, Command const& comma
     std::shared_ptr<runtime::cuda::Blas> blas;
     std::string cublasMissing;
     if (gemm) {
-        auto shape = gemmShape(*gemm, bindings);
+        auto shape = gemmShape(*gemm, s->bindings);
         if (shape && shape.value().flops() > options.deviceReferenceFlops) {
-            auto created = runtime::cuda::Blas::create(device);
-            if (created)
+            auto created = runtime::cuda::Blas::create(device, runtime::cuda::BlasMode::Reference);
+            if (created) {
                 blas = created.value();
-            else
+                s->gemmTerms = static_cast<double>(shape.value().k);
+            } else {
                 cublasMissing = " (cuBLAS: " + created.error().message() + ")";
+            }
         }
     }
-    result.reference = blas ? "cuBLAS " + std::to_string(blas->version()) : "CPU" + cublasMissing;
-    if (!blas)
-        runReference(command, reference);
-
-    auto manifest = runtime::KernelManifest::fromJson(kernel.manifestJson(), kernel.entry);
-    if (!manifest)
-        return manifest.error();
-    runtime::KernelLoaderSpec spec =
-        runtime::KernelLoaderSpec::ptxInMemory(kernel.code, kernel.entry);
-    if (runtime::findPtxas()) {
-        auto assembled = runtime::assemblePtx(kernel.code, kernel.target);
-        if (!assembled)
-            return assembled.error();
-        result.registers = assembled.value().registers;
-        auto const& cubin = assembled.value().cubin;
-        spec = runtime::KernelLoaderSpec::cubinInMemory(std::string(cubin.begin(), cubin.end()),
-                                                        kernel.entry);
+    s->reference_name = blas ? "cuBLAS " + std::to_string(blas->version()) : "CPU" + cublasMissing;
+    if (!blas) {
+        s->reference = s->bindings;
+        runReference(command, s->reference);
     }
-    auto loaded = runtime::Kernel::load(device, spec.withManifest(manifest.value()));
-    if (!loaded)
-        return loaded.error();
-    auto stream = runtime::Stream::create(device);
-    if (!stream)
-        return stream.error();
 
-    // Buffers and arguments, in the kernel's parameter order.
-    std::map<std::string, runtime::DeviceMemory<std::uint8_t>> buffers;
+    auto const allocate = [&](std::size_t bytes) {
+        return runtime::DeviceMemory<std::uint8_t>::allocate(device,
+                                                             std::max<std::size_t>(bytes, 1));
+    };
+    for (auto const& [name, host] : s->bindings.tensors) {
+        Tensor t;
+        t.dtype = host.dtype;
+        t.elements = host.data.size();
+        t.dense = host.elements() == static_cast<std::int64_t>(host.data.size());
+        auto const bytes = toBytes(host);
+        KILN_ASSIGN_OR_RETURN(auto inputs, allocate(bytes.size()));
+        KILN_ASSIGN_OR_RETURN(t.working, allocate(bytes.size()));
+        if (!bytes.empty())
+            st.copy(inputs, std::span<std::uint8_t const>(bytes));
+        s->inputs.emplace(name, std::move(inputs));
+        // With cuBLAS only D is compared (against cuBLAS's D); with the CPU, every tensor.
+        t.compared = blas ? name == gemm->d : true;
+        if (t.compared) {
+            KILN_ASSIGN_OR_RETURN(t.expected, allocate(bytes.size()));
+            if (!blas) {
+                HostTensor const& r = s->reference.tensors.at(name);
+                auto const expected = toBytes(r);
+                if (!expected.empty())
+                    st.copy(t.expected, std::span<std::uint8_t const>(expected));
+                t.scale = largestMagnitude(r);
+            }
+        }
+        s->tensors.emplace(name, std::move(t));
+    }
+    if (blas) {
+        Tensor& d = s->tensors.at(gemm->d);
+        runtime::Status const status =
+            gemmOnDevice(*blas, st, *gemm, s->bindings, s->inputs, d.expected);
+        KILN_RETURN_IF_ERROR(status);
+        KILN_RETURN_IF_ERROR(st.synchronize());
+        if (!DeviceComparison::supports(d.dtype) || !d.dense)
+            return runtime::Error(runtime::ErrorCode::InvalidArgument,
+                                  "cuBLAS's result cannot be compared on the device");
+        KILN_ASSIGN_OR_RETURN(
+            d.scale, s->comparison->largestMagnitude(st, d.dtype, d.expected.pointer().address(),
+                                                     d.elements));
+    }
+    // Twice L2, written before each timed repetition: what the one before left there is gone.
+    if (options.flushL2 && device->description().l2Bytes > 0) {
+        KILN_ASSIGN_OR_RETURN(
+            s->flush, runtime::DeviceMemory<std::uint32_t>::allocate(
+                          device, static_cast<std::size_t>(device->description().l2Bytes) / 2));
+    }
+    KILN_RETURN_IF_ERROR(st.synchronize());
+    return std::unique_ptr<DeviceProblem>(new DeviceProblem(std::move(s)));
+}
+
+runtime::Expected<DeviceRunResult> DeviceProblem::run(runtime::Kernel const& kernel,
+                                                      KernelGraph const& lowered,
+                                                      std::size_t sharedBytes,
+                                                      DeviceRunOptions const& options) {
+    State& s = *state_;
+    runtime::Stream& stream = *s.stream;
+    DeviceRunResult result;
+    result.reference = s.reference_name;
+
+    // Every tensor back to its inputs: nothing a kernel before this one wrote can pass for
+    // this one's result.
+    for (auto& [name, t] : s.tensors)
+        stream.copy(t.working, s.inputs.at(name));
+
+    // Arguments, in the kernel's parameter order.
     runtime::KernelArguments arguments;
     for (auto const& arg : lowered.arguments) {
         switch (arg.kind) {
         case KernelArgument::Kind::Tensor: {
-            auto const& host = bindings.tensors.at(arg.name);
-            auto const bytes = toBytes(host);
-            auto memory = runtime::DeviceMemory<std::uint8_t>::allocate(
-                device, std::max<std::size_t>(bytes.size(), 1));
-            if (!memory)
-                return memory.error();
-            auto& buffer = buffers.emplace(arg.name, std::move(memory).value()).first->second;
-            if (!bytes.empty())
-                stream.value().copy(buffer, std::span<std::uint8_t const>(bytes));
-            addTensor(arguments, arg.dtype, buffer.pointer().address());
-            double const size = static_cast<double>(host.elements() * sizeInBytes(arg.dtype));
+            auto const found = s.tensors.find(arg.name);
+            if (found == s.tensors.end())
+                return Error(ErrorCode::InvalidArgument,
+                             fmt::format("the kernel takes a tensor '{}' the Command does not "
+                                         "have",
+                                         arg.name));
+            Tensor const& t = found->second;
+            addTensor(arguments, arg.dtype, t.working.pointer().address());
+            double const size = static_cast<double>(s.bindings.tensors.at(arg.name).elements() *
+                                                    sizeInBytes(arg.dtype));
             result.bytes += size * static_cast<double>(accesses(lowered, arg.name));
             break;
         }
         case KernelArgument::Kind::Scalar:
-            addScalar(arguments, arg.dtype, bindings.scalars.at(arg.name));
+            addScalar(arguments, arg.dtype, s.bindings.scalars.at(arg.name));
             break;
         case KernelArgument::Kind::Size:
-            arguments.add(bindings.sizes.at(arg.name));
+            arguments.add(s.bindings.sizes.at(arg.name));
             break;
         }
     }
     auto const shape = lowering::launchShape(lowered);
-    BindingsEnvironment const environment(bindings);
-    runtime::Dim3 grid{1, 1, 1}, block{1, 1, 1};
+    BindingsEnvironment const environment(s.bindings);
     for (int a = 0; a < 3; ++a) {
         result.grid[a] = evaluateInt(*shape.grid[a], environment);
         if (result.grid[a] <= 0)
@@ -264,93 +385,119 @@ runOnDevice(std::shared_ptr<runtime::Device> const& device, Command const& comma
                          fmt::format("the grid has {} workgroups along axis {} for this problem",
                                      result.grid[a], a));
     }
-    grid = {static_cast<std::uint32_t>(result.grid[0]), static_cast<std::uint32_t>(result.grid[1]),
-            static_cast<std::uint32_t>(result.grid[2])};
-    block = {static_cast<std::uint32_t>(shape.block[0]), static_cast<std::uint32_t>(shape.block[1]),
-             static_cast<std::uint32_t>(shape.block[2])};
-    runtime::LaunchConfig const config{grid, block, kernel.sharedBytes};
-    runtime::DeviceMemory<std::uint8_t> onDevice; // cuBLAS's D, before the kernel writes D
-    if (blas) {
-        auto memory =
-            runtime::DeviceMemory<std::uint8_t>::allocate(device, buffers.at(gemm->d).size());
-        if (!memory)
-            return memory.error();
-        onDevice = std::move(memory).value();
-        if (auto s = gemmOnDevice(*blas, stream.value(), *gemm, bindings, buffers, onDevice);
-            !s.ok())
-            return s.error();
-    }
-    stream.value().launch(loaded.value(), config, arguments);
-    if (auto s = stream.value().synchronize(); !s.ok())
-        return s.error().withContext(kernel.entry);
+    runtime::LaunchConfig const config{
+        {static_cast<std::uint32_t>(result.grid[0]), static_cast<std::uint32_t>(result.grid[1]),
+         static_cast<std::uint32_t>(result.grid[2])},
+        {static_cast<std::uint32_t>(shape.block[0]), static_cast<std::uint32_t>(shape.block[1]),
+         static_cast<std::uint32_t>(shape.block[2])},
+        sharedBytes};
+    stream.launch(kernel, config, arguments);
+    if (auto st = stream.synchronize(); !st.ok())
+        return st.error().withContext(kernel.name());
 
-    // Every tensor against the reference (with cuBLAS: D against cuBLAS's D).
-    for (auto& [name, buffer] : buffers) {
-        if (blas && name != gemm->d)
+    // Every compared tensor against the reference, on the device where it can be.
+    for (auto& [name, t] : s.tensors) {
+        if (!t.compared)
             continue;
-        HostTensor& host = bindings.tensors.at(name);
-        std::vector<std::uint8_t> bytes(buffer.size());
-        stream.value().copy(std::span<std::uint8_t>(bytes), buffer);
-        if (blas) {
-            std::vector<std::uint8_t> expected(onDevice.size());
-            stream.value().copy(std::span<std::uint8_t>(expected), onDevice);
-            if (auto s = stream.value().synchronize(); !s.ok())
-                return s.error();
-            fromBytes(expected, reference.tensors.at(name));
+        double error = 0;
+        if (DeviceComparison::supports(t.dtype)) {
+            // Outside the shape, a strided buffer holds its inputs on both sides.
+            KILN_ASSIGN_OR_RETURN(error, s.comparison->maxRelativeError(
+                                             stream, t.dtype, t.working.pointer().address(),
+                                             t.expected.pointer().address(), t.elements, t.scale));
+        } else {
+            HostTensor host = s.bindings.tensors.at(name);
+            std::vector<std::uint8_t> bytes(t.working.size());
+            stream.copy(std::span<std::uint8_t>(bytes), t.working);
+            KILN_RETURN_IF_ERROR(stream.synchronize());
+            fromBytes(bytes, host);
+            error = maxRelativeError(host, s.reference.tensors.at(name));
         }
-        if (auto s = stream.value().synchronize(); !s.ok())
-            return s.error();
-        fromBytes(bytes, host);
-        double const error = maxRelativeError(host, reference.tensors.at(name));
         if (error >= result.maxRelativeError) {
             result.maxRelativeError = error;
             result.worstTensor = name;
         }
-        bool const half = host.dtype == DataType::F16 || host.dtype == DataType::BF16;
+        bool const half = t.dtype == DataType::F16 || t.dtype == DataType::BF16;
         // Against cuBLAS, two f32 sums of K terms in different orders: they differ by about
         // sqrt(K) roundings of their magnitude, so the f32 tolerance grows as sqrt(K) / 4 (1e-5
         // up to K = 16, 1.6e-4 at K = 4096). f16 results are dominated by their own rounding.
-        double const terms = blas ? static_cast<double>(gemmShape(*gemm, bindings).value().k) : 0;
-        double const f32 = std::max(1e-5, 1e-5 * std::sqrt(terms) / 4);
+        double const f32 = std::max(1e-5, 1e-5 * std::sqrt(s.gemmTerms) / 4);
         result.tolerance = std::max(result.tolerance, half ? 1e-2 : f32);
     }
 
-    if (options.repetitions > 0) {
-        auto start = runtime::Event::create(device), stop = runtime::Event::create(device);
-        if (!start)
-            return start.error();
-        if (!stop)
-            return stop.error();
-        // Twice L2, written before each repetition: what the one before left there is gone.
-        runtime::DeviceMemory<std::uint32_t> flush;
-        if (options.flushL2 && device->description().l2Bytes > 0) {
-            auto memory = runtime::DeviceMemory<std::uint32_t>::allocate(
-                device, static_cast<std::size_t>(device->description().l2Bytes) / 2);
-            if (!memory)
-                return memory.error();
-            flush = std::move(memory).value();
+    if (options.repetitions <= 0)
+        return result;
+    for (int i = 0; i < options.warmup; ++i)
+        stream.launch(kernel, config, arguments);
+    // Timed in rounds: each round queues its launches, each between its own pair of events
+    // and after a write of the L2 buffer, and waits once.
+    using Clock = std::chrono::steady_clock;
+    auto const start = Clock::now();
+    bool const adaptive = options.maxRepetitions > options.repetitions;
+    int const most = adaptive ? options.maxRepetitions : options.repetitions;
+    int round = options.repetitions;
+    while (true) {
+        while (s.events.size() < 2 * static_cast<std::size_t>(round)) {
+            KILN_ASSIGN_OR_RETURN(auto event, runtime::Event::create(s.device));
+            s.events.push_back(std::move(event));
         }
-        for (int i = 0; i < options.warmup; ++i)
-            stream.value().launch(loaded.value(), config, arguments);
-        std::vector<double> times;
-        for (int i = 0; i < options.repetitions; ++i) {
-            if (!flush.empty())
-                stream.value().fill(flush, static_cast<std::uint32_t>(i + 1));
-            stream.value()
-                .record(start.value())
-                .launch(loaded.value(), config, arguments)
-                .record(stop.value());
-            if (auto s = stream.value().synchronize(); !s.ok())
-                return s.error();
-            auto ms = stop.value().millisecondsSince(start.value());
-            if (!ms)
-                return ms.error();
-            times.push_back(ms.value());
+        for (int i = 0; i < round; ++i) {
+            if (!s.flush.empty())
+                stream.fill(s.flush, static_cast<std::uint32_t>(result.samplesMs.size() + i + 1));
+            stream.record(s.events[2 * i])
+                .launch(kernel, config, arguments)
+                .record(s.events[2 * i + 1]);
         }
-        std::sort(times.begin(), times.end());
-        result.minMs = times.front();
-        result.medianMs = times[times.size() / 2];
+        if (auto st = stream.synchronize(); !st.ok())
+            return st.error().withContext(kernel.name());
+        for (int i = 0; i < round; ++i) {
+            KILN_ASSIGN_OR_RETURN(double ms,
+                                  s.events[2 * i + 1].millisecondsSince(s.events[2 * i]));
+            result.samplesMs.push_back(ms);
+        }
+        auto const [median, precision] = medianAndPrecision(result.samplesMs);
+        result.medianMs = median;
+        result.precision = precision;
+        int const done = static_cast<int>(result.samplesMs.size());
+        double const seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        if (!adaptive || done >= most || precision <= options.precision ||
+            seconds >= options.maxSeconds)
+            break;
+        // Half again as many, but never past the cap or (at the rate so far) the time left.
+        double const perLaunch = seconds / done;
+        int const inTime = static_cast<int>((options.maxSeconds - seconds) / perLaunch) + 1;
+        round = std::clamp(done / 2, 1, std::min(most - done, inTime));
     }
+    result.minMs = *std::min_element(result.samplesMs.begin(), result.samplesMs.end());
+    return result;
+}
+
+runtime::Expected<LoadedKernel> loadEmitted(std::shared_ptr<runtime::Device> const& device,
+                                            lowering::EmittedKernel const& kernel) {
+    KILN_ASSIGN_OR_RETURN(auto manifest,
+                          runtime::KernelManifest::fromJson(kernel.manifestJson(), kernel.entry));
+    runtime::KernelLoaderSpec spec =
+        runtime::KernelLoaderSpec::ptxInMemory(kernel.code, kernel.entry);
+    int registers = 0;
+    if (runtime::findPtxas()) {
+        KILN_ASSIGN_OR_RETURN(auto assembled, runtime::assemblePtx(kernel.code, kernel.target));
+        registers = assembled.registers;
+        spec = runtime::KernelLoaderSpec::cubinInMemory(
+            std::string(assembled.cubin.begin(), assembled.cubin.end()), kernel.entry);
+    }
+    KILN_ASSIGN_OR_RETURN(auto loaded, runtime::Kernel::load(device, spec.withManifest(manifest)));
+    return LoadedKernel{std::move(loaded), registers};
+}
+
+runtime::Expected<DeviceRunResult>
+runOnDevice(std::shared_ptr<runtime::Device> const& device, Command const& command,
+            std::map<std::string, double> const& problem, KernelGraph const& lowered,
+            lowering::EmittedKernel const& kernel, DeviceRunOptions const& options) {
+    KILN_ASSIGN_OR_RETURN(auto loaded, loadEmitted(device, kernel));
+    KILN_ASSIGN_OR_RETURN(auto onDevice, DeviceProblem::create(device, command, problem, options));
+    KILN_ASSIGN_OR_RETURN(auto result,
+                          onDevice->run(loaded.kernel, lowered, kernel.sharedBytes, options));
+    result.registers = loaded.registers;
     return result;
 }
 

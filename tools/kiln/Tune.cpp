@@ -47,10 +47,11 @@ void addTune(CLI::App& app) {
                                               output = "tune-out", compile = "auto";
         std::vector<std::string> targets, sizes;
         std::uint64_t seed = 1;
-        std::size_t budget = 0, topK = 8, batch = 8;
+        std::size_t budget = 0, topK = 0, batch = 0;
         double seconds = 0, compileTimeout = 120, measureTimeout = 60;
         unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
-        int workers = 1, warmup = 2, repetitions = 10;
+        int workers = 1, warmup = 2, repetitions = 10, maxRepetitions = 200;
+        double precision = 0.01, measureSeconds = 1;
         bool quiet = false;
     };
     auto o = std::make_shared<Options>();
@@ -72,9 +73,12 @@ void addTune(CLI::App& app) {
     sub->add_option("--seed", o->seed, "Seed of the random strategies")->capture_default_str();
     sub->add_option("--budget", o->budget, "Most candidates (0: no limit)")->capture_default_str();
     sub->add_option("--seconds", o->seconds, "Most seconds (0: no limit)")->capture_default_str();
-    sub->add_option("--top-k", o->topK, "model-guided: candidates measured before refining")
+    sub->add_option("--top-k", o->topK,
+                    "model-guided: candidates measured before refining (0: max(8, --jobs))")
         ->capture_default_str();
-    sub->add_option("--batch", o->batch, "Candidates proposed and evaluated at once")
+    sub->add_option("--batch", o->batch,
+                    "Candidates proposed and evaluated at once (0: max(8, 2 x --jobs), so that "
+                    "compiles run ahead of measurement)")
         ->capture_default_str();
     sub->add_option("--db", o->db, "Tuning database (default: DIR/tuning.jsonl)");
     sub->add_option("-o,--output", o->output, "Folder for reports")->capture_default_str();
@@ -90,7 +94,16 @@ void addTune(CLI::App& app) {
     sub->add_option("--measure-timeout", o->measureTimeout, "Seconds per measurement (watchdog)")
         ->capture_default_str();
     sub->add_option("--warmup", o->warmup, "Untimed runs per candidate")->capture_default_str();
-    sub->add_option("--repetitions", o->repetitions, "Timed runs per candidate")
+    sub->add_option("--repetitions", o->repetitions, "Timed runs per candidate (the fewest)")
+        ->capture_default_str();
+    sub->add_option("--precision", o->precision,
+                    "Time each candidate until its median is known within this fraction (95% "
+                    "confidence), or until --max-repetitions or --max-measure-seconds")
+        ->capture_default_str();
+    sub->add_option("--max-repetitions", o->maxRepetitions, "Most timed runs per candidate")
+        ->capture_default_str();
+    sub->add_option("--max-measure-seconds", o->measureSeconds,
+                    "Most seconds of timed runs per candidate")
         ->capture_default_str();
     sub->add_flag("-q,--quiet", o->quiet, "No progress display");
     sub->callback([o] {
@@ -116,6 +129,16 @@ void addTune(CLI::App& app) {
                      "pipeline for another kind of Command",
                      pipeline.name, pipelineFile, command.name(), o->command);
         }
+        if (!(o->precision > 0 && o->precision < 1))
+            fail("--precision {} must lie between 0 and 1 (0.01: the median within 1%)",
+                 o->precision);
+        if (o->repetitions < 1 || o->maxRepetitions < o->repetitions)
+            fail("--repetitions {} must be at least 1 and at most --max-repetitions {}",
+                 o->repetitions, o->maxRepetitions);
+        if (!(o->measureSeconds > 0))
+            fail("--max-measure-seconds {} must be positive", o->measureSeconds);
+        std::size_t const batch = o->batch > 0 ? o->batch : std::max<std::size_t>(8, 2 * o->jobs);
+        std::size_t const topK = o->topK > 0 ? o->topK : std::max<std::size_t>(8, o->jobs);
         auto const sizes = problemOf(command, o->sizes);
         scheduler::Problem const problem = scheduler::problemOf(command, sizes);
         std::string evaluatorName = o->evaluator;
@@ -126,16 +149,31 @@ void addTune(CLI::App& app) {
         // The local GPUs, for --evaluator cuda (and auto, which measures on them when there
         // are any and otherwise asks the cost model about sm_90a and gfx942).
         std::string gpuName = "none", driver = "none", gpuTarget;
+        // The GPUs that measure: every visible one (CUDA_VISIBLE_DEVICES chooses which are
+        // visible) of the same model as the first, so that one database key names one model.
+        std::vector<int> gpuOrdinals;
         int gpus = 0;
         if (evaluatorName == "cuda" || evaluatorName == "auto") {
             auto platform = runtime::loadPlatform("cuda");
             if (platform.ok() && platform.value()->deviceCount() > 0) {
                 auto device = platform.value()->device(0);
                 if (device.ok()) {
-                    gpus = platform.value()->deviceCount();
                     gpuName = device.value()->description().name;
                     gpuTarget = device.value()->description().target;
                     driver = platform.value()->version();
+                    for (int d = 0; d < platform.value()->deviceCount(); ++d) {
+                        auto other = platform.value()->device(d);
+                        if (!other.ok())
+                            continue;
+                        if (other.value()->description().name == gpuName)
+                            gpuOrdinals.push_back(d);
+                        else
+                            fmt::print(stderr,
+                                       "note: device {} ({}) left out: the sweep measures on "
+                                       "{} devices only\n",
+                                       d, other.value()->description().name, gpuName);
+                    }
+                    gpus = static_cast<int>(gpuOrdinals.size());
                 }
             }
             if (gpus == 0 && evaluatorName == "cuda")
@@ -215,10 +253,16 @@ void addTune(CLI::App& app) {
                     .workerStartSeconds = 60,
                     .warmup = o->warmup,
                     .repetitions = o->repetitions,
+                    .maxRepetitions = o->maxRepetitions,
+                    .precision = o->precision,
+                    .maxSeconds = o->measureSeconds,
                     .context = {{"command", o->command}, {"sizes", sizes}, {"target", target}}};
                 // One worker per GPU; for the interpreter, --workers of them.
-                for (int w = 0; w < (cuda ? gpus : std::max(o->workers, 1)); ++w)
-                    m.devices.push_back(w);
+                if (cuda)
+                    m.devices = gpuOrdinals;
+                else
+                    for (int w = 0; w < std::max(o->workers, 1); ++w)
+                        m.devices.push_back(w);
                 gpu = cuda ? gpuName : "cpu (reference interpreter)";
                 evaluator =
                     std::make_unique<scheduler::MeasuredEvaluator>(m, outDir + "/candidates");
@@ -235,7 +279,7 @@ void addTune(CLI::App& app) {
             scheduler::StrategyOptions strategyOptions{.name = o->strategy,
                                                        .seed = o->seed,
                                                        .population = 16,
-                                                       .topK = o->topK,
+                                                       .topK = topK,
                                                        .predict = {}};
             strategyOptions.predict = [&](scheduler::Point const& p) {
                 std::map<std::string, std::int64_t> params = pipeline.defaults;
@@ -247,11 +291,13 @@ void addTune(CLI::App& app) {
 
             scheduler::ProgressPrinter printer(stderr, ::isatty(2) != 0);
             scheduler::SweepOptions sweepOptions{
-                .budget = {o->budget, o->seconds}, .batch = o->batch, .progress = {}};
+                .budget = {o->budget, o->seconds}, .batch = batch, .progress = {}};
             if (!o->quiet)
                 sweepOptions.progress = [&](scheduler::SweepProgress const& p) { printer(p); };
-            fmt::print("tuning {} for {} with the {} evaluator, {} strategy (key {})\n",
-                       problem.summary(), target, evaluator->name(), o->strategy, key.hash());
+            fmt::print("tuning {} for {} with the {} evaluator{}, {} strategy (key {})\n",
+                       problem.summary(), target, evaluator->name(),
+                       evaluatorName == "cuda" ? fmt::format(" on {} x {}", gpus, gpuName) : "",
+                       o->strategy, key.hash());
             std::fflush(stdout);
             scheduler::SweepResult const result =
                 scheduler::runSweep(solver, *strategy, *evaluator, database, key, sweepOptions);

@@ -3,14 +3,17 @@
 // request and compiles one candidate: lowers the Command through the pipeline with the
 // candidate's parameters, writes the lowered graph, and where asked emits the kernel with its
 // manifest and assembles it: PTX with ptxas (registers, spills, shared memory), AMDGCN with
-// runtime::assemblerFor into a code object (registers as Kiln allocated them). `measure` answers
-// requests until its input closes; the interpreter backend runs each lowered graph in Kiln's
-// reference interpreter on the problem's sizes, checks it against the Command's direct
-// semantics and times it on the CPU (a real, if slow, measurement of the whole loop on machines
-// without a GPU); the cuda backend emits the kernel of the lowered graph for the request's
-// target and runs it on GPU N with runOnDevice (DeviceRun.h): random inputs, every tensor
-// checked against the CPU reference (a large GEMM against cuBLAS), then warm-up and timed
-// repetitions with device events, each after a write of twice the device's L2.
+// runtime::assemblerFor into a code object (registers as Kiln allocated them). What it emits
+// and assembles is kept in the compile cache (scheduler/CompileCache.h) under the lowered
+// graph, the target, the schedule and the assembler: a point compiled before, by this sweep or
+// an earlier one, is restored instead of compiled again. `measure` answers requests until its
+// input closes; the interpreter backend runs each lowered graph in Kiln's reference interpreter
+// on the problem's sizes, checks it against the Command's direct semantics and times it on the
+// CPU (a real, if slow, measurement of the whole loop on machines without a GPU); the cuda
+// backend loads the code the compile step assembled (the cubin; the PTX, JIT-compiled, only
+// where the device cannot load it) and runs it on GPU N on a DeviceProblem (DeviceRun.h) kept
+// across candidates of the same problem: inputs and reference stay on the device, the check
+// runs there, and timing repeats until the median is known within the precision asked for.
 // Not meant to be run by hand; hidden from --help.
 #include "DeviceRun.h"
 #include "Output.h"
@@ -24,11 +27,16 @@
 #include "kiln/rules/ArchFacts.h"
 #include "kiln/rules/Pipeline.h"
 #include "kiln/runtime/Assembler.h"
+#include "kiln/runtime/Kernel.h"
+#include "kiln/runtime/KernelLoaderSpec.h"
+#include "kiln/runtime/KernelManifest.h"
 #include "kiln/runtime/Platform.h"
 #include "kiln/runtime/Ptxas.h"
+#include "kiln/scheduler/CompileCache.h"
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -38,7 +46,30 @@ namespace kiln::cli {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// What identifies the assembler a compile would run: ptxas's path, size and time (its version
+// without running it), or Kiln's AMDGCN assembler's own description.
+std::string assemblerIdentity(std::string const& target, bool amd) {
+    if (amd) {
+        auto assembler = runtime::assemblerFor(target);
+        return assembler.ok() ? (*assembler)->version() : "none";
+    }
+    auto ptxas = runtime::findPtxas();
+    if (!ptxas.ok())
+        return "none";
+    std::error_code ec;
+    auto const size = std::filesystem::file_size(*ptxas, ec);
+    auto const time = std::filesystem::last_write_time(*ptxas, ec).time_since_epoch().count();
+    return fmt::format("{} {} {}", *ptxas, ec ? 0 : size, ec ? 0 : time);
+}
+
 nlohmann::json compileRequest(nlohmann::json const& request) {
+    auto const start = Clock::now();
     std::string const artifact = request.at("artifact").get<std::string>();
     Command const command = loadCommand(request.at("command").get<std::string>());
     rules::Pipeline const pipeline = rules::loadPipeline(request.at("pipeline").get<std::string>());
@@ -48,8 +79,10 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
         .parameters = request.at("params").get<std::map<std::string, std::int64_t>>(),
         .arch = rules::archFacts(target)};
     rules::lower(pipeline, graph, options);
-    writeFile(artifact + ".graph.json", saveGraph(graph));
+    std::string const graphText = saveGraph(graph);
+    writeFile(artifact + ".graph.json", graphText);
     nlohmann::json extra = nlohmann::json::object();
+    extra["lower_seconds"] = secondsSince(start);
     // "emit": true (a failure to emit fails the candidate), "try" (a candidate the code
     // generator cannot emit is only lowered: "emitted": 0), or false.
     auto const emit = request.value("emit", nlohmann::json(false));
@@ -58,6 +91,27 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
         for (auto const& [name, value] : options.parameters)
             codegen.schedule[name] = value;
         bool const amd = lowering::isAmdgcnTarget(target);
+        bool const assemble = request.value("assemble", false);
+
+        // The same lowered graph, schedule, target and assembler compile to the same files.
+        std::optional<scheduler::CompileCache> cache;
+        if (request.value("cache", true))
+            if (auto folder = scheduler::CompileCache::defaultFolder())
+                cache.emplace(*folder);
+        std::string const schedule = nlohmann::json(codegen.schedule).dump();
+        std::string const assemblerId = assemble ? assemblerIdentity(target, amd) : "none";
+        std::string const key = scheduler::CompileCache::key(
+            {graphText, target, schedule, assemblerId, KILN_VERSION, emit.dump()});
+        std::vector<std::string> const stored{".ptx", ".s", ".cubin", ".hsaco", ".manifest.json"};
+        if (cache) {
+            if (auto answer = cache->restore(key, artifact)) {
+                (*answer)["extra"]["cached"] = 1;
+                (*answer)["extra"]["lower_seconds"] = extra["lower_seconds"];
+                return *answer;
+            }
+        }
+
+        auto const emitStart = Clock::now();
         std::optional<lowering::EmittedKernel> emitted;
         try {
             emitted = amd ? lowering::emitAmdgcnKernel(graph, codegen)
@@ -68,16 +122,19 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
             return {{"ok", true}, {"extra", {{"emitted", 0}}}, {"note", e.what()}};
         }
         auto const& kernel = *emitted;
+        extra["emit_seconds"] = secondsSince(emitStart);
         extra["emitted"] = 1;
+        extra["code_bytes"] = kernel.code.size();
         writeFile(artifact + (amd ? ".s" : ".ptx"), kernel.code);
         writeFile(artifact + ".manifest.json", kernel.manifestJson());
         extra["shared_bytes"] = kernel.sharedBytes;
         extra["threads"] = kernel.block[0] * kernel.block[1] * kernel.block[2];
+        auto const assembleStart = Clock::now();
         if (amd) {
             // Kiln allocated the registers itself; the assembler turns the text into a code
             // object (and a rejection is a bug in Kiln, reported as the candidate's failure).
             extra["registers"] = kernel.registers;
-            if (request.value("assemble", false)) {
+            if (assemble) {
                 auto assembler = runtime::assemblerFor(target);
                 if (!assembler.ok())
                     return {{"ok", false}, {"error", assembler.error().message()}};
@@ -86,7 +143,7 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
                     return {{"ok", false}, {"error", code.error().message()}};
                 writeFile(artifact + ".hsaco", *code);
             }
-        } else if (request.value("assemble", false)) {
+        } else if (assemble) {
             auto assembled = runtime::assemblePtx(kernel.code, target);
             if (!assembled)
                 return {{"ok", false}, {"error", assembled.status().message()}};
@@ -97,6 +154,12 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
             extra["spill_bytes"] = assembled->spillStores + assembled->spillLoads;
             extra["shared_bytes"] = std::size_t(assembled->sharedBytes) + kernel.sharedBytes;
         }
+        if (assemble)
+            extra["assemble_seconds"] = secondsSince(assembleStart);
+        nlohmann::json const answer{{"ok", true}, {"extra", extra}};
+        if (cache)
+            cache->store(key, artifact, stored, answer);
+        return answer;
     }
     return {{"ok", true}, {"extra", extra}};
 }
@@ -168,52 +231,92 @@ nlohmann::json measureRequest(nlohmann::json const& request, Interpreted& cache)
     return answer;
 }
 
-// The CUDA backend: the device, and the Command per file, kept across requests.
+// The CUDA backend: the device, the Command per file and the problem on the device, kept
+// across requests.
 struct OnDevice {
     std::shared_ptr<runtime::Device> device;
     std::string commandFile;
     std::unique_ptr<Command> command;
+    std::string problemKey;
+    std::unique_ptr<DeviceProblem> problem;
 };
+
+// The kernel the compile step left at `artifact`: its cubin, or where the device cannot load
+// that (a cubin of another architecture), its PTX through the driver's JIT.
+runtime::Expected<runtime::Kernel> loadArtifact(std::shared_ptr<runtime::Device> const& device,
+                                                std::string const& artifact) {
+    KILN_ASSIGN_OR_RETURN(auto manifest,
+                          runtime::KernelManifest::fromFile(artifact + ".manifest.json"));
+    if (std::filesystem::exists(artifact + ".cubin")) {
+        auto loaded = runtime::Kernel::load(
+            device, runtime::KernelLoaderSpec::cubinOnDisk(artifact + ".cubin", manifest.entry)
+                        .withManifest(manifest));
+        if (loaded.ok() || !std::filesystem::exists(artifact + ".ptx"))
+            return loaded;
+    }
+    return runtime::Kernel::load(
+        device, runtime::KernelLoaderSpec::ptxOnDisk(artifact + ".ptx", manifest.entry)
+                    .withManifest(manifest));
+}
 
 nlohmann::json measureOnDevice(nlohmann::json const& request, OnDevice& state) {
     nlohmann::json answer{{"id", request.at("id")}};
+    auto const fail = [&](std::string const& stage, std::string const& error) {
+        answer["ok"] = false;
+        answer["stage"] = stage;
+        answer["error"] = error;
+        return answer;
+    };
     std::string const commandFile = request.at("command").get<std::string>();
     if (!state.command || state.commandFile != commandFile) {
+        state.problem.reset();
         state.command = std::make_unique<Command>(loadCommand(commandFile));
         state.commandFile = commandFile;
     }
     std::map<std::string, double> problem = state.command->defaults;
     for (auto const& [k, v] : request.value("sizes", std::map<std::string, double>{}))
         problem[k] = v;
-    KernelGraph const graph = loadGraph(request.at("artifact").get<std::string>() + ".graph.json");
-    lowering::CodegenOptions codegen{
-        .target = request.at("target").get<std::string>(),
-        .schedule = request.at("params").get<std::map<std::string, std::int64_t>>()};
-    auto const kernel = lowering::emitKernel(graph, codegen);
-    int const repetitions = std::max(request.value("repetitions", 20), 1);
-    auto result =
-        runOnDevice(state.device, *state.command, problem, graph, kernel,
-                    {.seed = 7, .warmup = request.value("warmup", 3), .repetitions = repetitions});
-    if (!result.ok()) {
-        answer["ok"] = false;
-        answer["stage"] = "run";
-        answer["error"] = result.error().message();
-        return answer;
+    DeviceRunOptions const options{
+        .seed = 7,
+        .warmup = request.value("warmup", 3),
+        .repetitions = std::max(request.value("repetitions", 10), 1),
+        .maxRepetitions = request.value("max_repetitions", 0),
+        .precision = request.value("precision", 0.01),
+        .maxSeconds = request.value("max_seconds", 1.0),
+    };
+    // Inputs, reference and L2 buffer: once per problem, for every candidate after.
+    std::string const problemKey = commandFile + nlohmann::json(problem).dump();
+    if (!state.problem || state.problemKey != problemKey) {
+        state.problem.reset();
+        auto made = DeviceProblem::create(state.device, *state.command, problem, options);
+        if (!made.ok())
+            return fail("run",
+                        "the problem could not be set up on the device: " + made.error().message());
+        state.problem = std::move(made).value();
+        state.problemKey = problemKey;
     }
+    std::string const artifact = request.at("artifact").get<std::string>();
+    KernelGraph const graph = loadGraph(artifact + ".graph.json");
+    auto kernel = loadArtifact(state.device, artifact);
+    if (!kernel.ok())
+        return fail("run", kernel.error().message());
+    auto const shared = kernel.value().manifest()->sharedBytes;
+    auto result = state.problem->run(kernel.value(), graph, shared, options);
+    if (!result.ok())
+        return fail("run", result.error().message());
     auto const& r = result.value();
-    if (!(r.maxRelativeError <= r.tolerance)) {
-        answer["ok"] = false;
-        answer["stage"] = "check";
-        answer["error"] = fmt::format("wrong result: max relative error {:.3g} in {} (tolerance "
-                                      "{:.0e})",
-                                      r.maxRelativeError, r.worstTensor, r.tolerance);
-        return answer;
-    }
+    if (!(r.maxRelativeError <= r.tolerance))
+        return fail("check", fmt::format("wrong result: max relative error {:.3g} in {} "
+                                         "(tolerance {:.0e})",
+                                         r.maxRelativeError, r.worstTensor, r.tolerance));
+    nlohmann::json samples = nlohmann::json::array();
+    for (double ms : r.samplesMs)
+        samples.push_back(ms * 1000);
     answer["ok"] = true;
-    answer["median_us"] = r.medianMs * 1000;
-    answer["min_us"] = r.minMs * 1000;
-    answer["samples"] = repetitions;
+    answer["samples_us"] = samples;
     answer["reference"] = r.reference;
+    answer["extra"] = {{"median_precision", r.precision},
+                       {"max_relative_error", r.maxRelativeError}};
     return answer;
 }
 

@@ -18,14 +18,16 @@ namespace kiln::runtime::cuda {
 
 namespace blas {
 using Handle = void*;
-using Status = int;              // cublasStatus_t
-constexpr int kOpN = 0;          // CUBLAS_OP_N
-constexpr int kOpT = 1;          // CUBLAS_OP_T
-constexpr int kR32F = 0;         // CUDA_R_32F
-constexpr int kR16F = 2;         // CUDA_R_16F
-constexpr int kR16BF = 14;       // CUDA_R_16BF
-constexpr int kCompute32F = 68;  // CUBLAS_COMPUTE_32F
-constexpr int kGemmDefault = -1; // CUBLAS_GEMM_DEFAULT
+using Status = int;                  // cublasStatus_t
+constexpr int kOpN = 0;              // CUBLAS_OP_N
+constexpr int kOpT = 1;              // CUBLAS_OP_T
+constexpr int kR32F = 0;             // CUDA_R_32F
+constexpr int kR16F = 2;             // CUDA_R_16F
+constexpr int kR16BF = 14;           // CUDA_R_16BF
+constexpr int kCompute32F = 68;      // CUBLAS_COMPUTE_32F
+constexpr int kGemmDefault = -1;     // CUBLAS_GEMM_DEFAULT
+constexpr int kDefaultMath = 0;      // CUBLAS_DEFAULT_MATH
+constexpr int kExactReductions = 16; // CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION
 } // namespace blas
 
 #if __has_include(<cublas_v2.h>)
@@ -36,6 +38,8 @@ static_assert(blas::kOpN == CUBLAS_OP_N && blas::kOpT == CUBLAS_OP_T);
 static_assert(blas::kR32F == CUDA_R_32F && blas::kR16F == CUDA_R_16F &&
               blas::kR16BF == CUDA_R_16BF);
 static_assert(blas::kCompute32F == CUBLAS_COMPUTE_32F && blas::kGemmDefault == CUBLAS_GEMM_DEFAULT);
+static_assert(blas::kDefaultMath == CUBLAS_DEFAULT_MATH &&
+              blas::kExactReductions == CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
 #endif
 
 /// The entry points, by the cuBLAS names they were resolved from.
@@ -43,6 +47,7 @@ struct BlasFunctions {
     blas::Status (*cublasCreate_v2)(blas::Handle*) = nullptr;
     blas::Status (*cublasDestroy_v2)(blas::Handle) = nullptr;
     blas::Status (*cublasSetStream_v2)(blas::Handle, void*) = nullptr;
+    blas::Status (*cublasSetMathMode)(blas::Handle, int) = nullptr;
     blas::Status (*cublasGetVersion_v2)(blas::Handle, int*) = nullptr;
     blas::Status (*cublasSgemm_v2)(blas::Handle, int, int, int, int, int, float const*,
                                    float const*, int, float const*, int, float const*, float*,
@@ -107,6 +112,7 @@ Expected<std::shared_ptr<BlasLibrary const>> BlasLibrary::load(std::string const
     require(api.cublasCreate_v2, "cublasCreate_v2");
     require(api.cublasDestroy_v2, "cublasDestroy_v2");
     require(api.cublasSetStream_v2, "cublasSetStream_v2");
+    require(api.cublasSetMathMode, "cublasSetMathMode");
     require(api.cublasGetVersion_v2, "cublasGetVersion_v2");
     require(api.cublasSgemm_v2, "cublasSgemm_v2");
     require(api.cublasGemmEx, "cublasGemmEx");
@@ -192,7 +198,7 @@ ColumnMajor columnMajor(GemmShape const& s) {
 
 } // namespace
 
-Expected<std::shared_ptr<Blas>> Blas::create(std::shared_ptr<Device> device,
+Expected<std::shared_ptr<Blas>> Blas::create(std::shared_ptr<Device> device, BlasMode mode,
                                              std::string const& library) {
     if (!device || device->description().platform != "cuda") {
         return Error(ErrorCode::Unsupported,
@@ -210,6 +216,10 @@ Expected<std::shared_ptr<Blas>> Blas::create(std::shared_ptr<Device> device,
         return blasError(*blas->library_, s, "cublasCreate_v2", *blas->device_);
     if (int s = api.cublasGetVersion_v2(blas->handle_, &blas->version_); s != 0)
         return blasError(*blas->library_, s, "cublasGetVersion_v2", *blas->device_);
+    blas->mode_ = mode;
+    int const math = mode == BlasMode::Reference ? blas::kExactReductions : blas::kDefaultMath;
+    if (int s = api.cublasSetMathMode(blas->handle_, math); s != 0)
+        return blasError(*blas->library_, s, "cublasSetMathMode", *blas->device_);
     return blas;
 }
 
@@ -273,7 +283,8 @@ Status Blas::gemmEx(Stream& stream, GemmShape const& shape, ScalarType inType, S
 
 #else // !KILN_HAVE_CUDA
 
-Expected<std::shared_ptr<Blas>> Blas::create(std::shared_ptr<Device>, std::string const&) {
+Expected<std::shared_ptr<Blas>> Blas::create(std::shared_ptr<Device>, BlasMode,
+                                             std::string const&) {
     return Error(ErrorCode::Unsupported, "cuBLAS needs the CUDA platform, which this build of "
                                          "Kiln lacks (cuda.h was not found)");
 }

@@ -142,6 +142,20 @@ INSTANTIATE_TEST_SUITE_P(
             "gemm.pipeline.json",
             {{"MMA", 1}, {"MT_M", 128}, {"MT_N", 128}, {"MT_K", 64}, {"WT_M", 16}, {"STAGES", 3}},
             {{"M", 200}, {"N", 136}, {"K", 200}}},
+        // Shapes where cuBLAS picks split-K (small M, larger K): large enough for the cuBLAS
+        // reference, which must not add the partial sums in f16 and so blame a correct kernel.
+        GpuCase{
+            "gemm_f16_wgmma_split_k_shape",
+            "gemm-f16.json",
+            "gemm.pipeline.json",
+            {{"MMA", 1}, {"MT_M", 128}, {"MT_N", 256}, {"MT_K", 64}, {"WT_M", 16}, {"STAGES", 4}},
+            {{"M", 129}, {"N", 4097}, {"K", 520}}},
+        GpuCase{
+            "gemm_f16_mma_split_k_shape",
+            "gemm-f16.json",
+            "gemm.pipeline.json",
+            {{"MMA", 1}, {"MT_M", 64}, {"MT_N", 128}, {"MT_K", 32}, {"WT_M", 32}, {"STAGES", 3}},
+            {{"M", 33}, {"N", 2051}, {"K", 4104}}},
         // K % 8 != 0: A's rows are not 16-byte aligned, so the pipelined loop's plain version
         // (branches, element-by-element edges) feeds wgmma.
         GpuCase{"gemm_f16_wgmma_unaligned_k",

@@ -13,6 +13,7 @@
 #include "kiln/scheduler/Problem.h"
 #include "kiln/scheduler/Solver.h"
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -58,7 +59,9 @@ public:
     virtual std::string name() const = 0;
     /// Evaluates every candidate of `batch`, calling `done` for each as it finishes.
     virtual void evaluate(std::vector<Candidate> const& batch, OnEvaluated const& done) = 0;
-    /// Seconds spent compiling and measuring so far (for the report).
+    /// Seconds spent compiling and measuring so far (for the progress line and the report),
+    /// each summed over the compiles or workers running at once. Safe to call at any time,
+    /// from `done` too: the counters are atomic, not guarded by the evaluator's lock.
     virtual double compileSeconds() const { return 0; }
     virtual double measureSeconds() const { return 0; }
 };
@@ -94,7 +97,7 @@ public:
                    std::map<std::string, std::int64_t> defaults = {});
     std::string name() const override { return compile_ ? "model:" + label_ : "model"; }
     void evaluate(std::vector<Candidate> const& batch, OnEvaluated const& done) override;
-    double compileSeconds() const override { return compileSeconds_; }
+    double compileSeconds() const override { return compileSeconds_.load(); }
 
 private:
     Problem problem_;
@@ -104,7 +107,7 @@ private:
     std::string label_;
     std::map<std::string, std::int64_t> defaults_;
     std::size_t counter_ = 0;
-    double compileSeconds_ = 0;
+    std::atomic<double> compileSeconds_ = 0;
 };
 
 /// How the measured evaluator runs its children.
@@ -133,8 +136,8 @@ public:
     ~MeasuredEvaluator() override;
     std::string name() const override { return options_.name; }
     void evaluate(std::vector<Candidate> const& batch, OnEvaluated const& done) override;
-    double compileSeconds() const override { return compileSeconds_; }
-    double measureSeconds() const override { return measureSeconds_; }
+    double compileSeconds() const override { return compileSeconds_.load(); }
+    double measureSeconds() const override { return measureSeconds_.load(); }
     /// What the first worker said it measures on ("NVIDIA H100 80GB HBM3"), once started.
     std::string device() const { return device_; }
 
@@ -144,7 +147,7 @@ private:
     std::string artifacts_;
     std::vector<std::unique_ptr<Worker>> workers_;
     std::string device_;
-    double compileSeconds_ = 0, measureSeconds_ = 0;
+    std::atomic<double> compileSeconds_ = 0, measureSeconds_ = 0;
     std::size_t counter_ = 0;
 };
 

@@ -2,9 +2,11 @@
 //
 // While it runs: a progress bar on a terminal (one line redrawn in place), or one plain line per
 // candidate when the output is a file or a pipe (CI logs), each with candidates done, failures,
-// the best time so far and the estimated time left. At the end: a table of the fastest
-// candidates and of the failures, and an SVG plot of the sweep (the time of each candidate in
-// the order it was done, failures marked, and the best-so-far curve).
+// the best time so far, the throughput and where the time goes (candidates evaluated per second,
+// the compiles' busy seconds, the share of the wall time spent measuring) and the estimated time
+// left. At the end: the same totals, a table of the fastest candidates and of the failures, and
+// an SVG plot of the sweep (the time of each candidate in the order it was done, failures
+// marked, and the best-so-far curve).
 #pragma once
 
 #include "kiln/scheduler/Solver.h"

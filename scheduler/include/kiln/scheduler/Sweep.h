@@ -42,7 +42,10 @@ struct SweepResult {
 struct SweepProgress {
     std::size_t done = 0, failures = 0, reused = 0;
     std::size_t total = 0; ///< the budget or the number of valid points
-    double elapsed = 0;
+    double elapsed = 0;    ///< wall seconds since the sweep started
+    /// Evaluator::compileSeconds() and measureSeconds(): busy seconds, summed over the compiles
+    /// (or workers) running at once, so they can exceed `elapsed`.
+    double compileSeconds = 0, measureSeconds = 0;
     std::optional<double> best;
     std::string bestPoint;
 };

@@ -7,6 +7,10 @@
 // D (m x n) = alpha * A x B + beta * D, which it hands to cuBLAS (column-major) as
 // D^T = B^T x A^T. f32 inputs go to cublasSgemm_v2; f16 and bf16 inputs to cublasGemmEx with
 // f32 accumulation (CUBLAS_COMPUTE_32F) and an f32, f16 or bf16 result.
+// A handle made as a reference (BlasMode::Reference, the default) disallows reduced-precision
+// reductions: with an f16 result cuBLAS may otherwise add split-K partial sums in f16, and at
+// some shapes (M = 129, N = 4097, K = 520) that result is further from the exact product than a
+// correct Kiln kernel is. A baseline for speed (BlasMode::Fastest) keeps cuBLAS's default.
 #pragma once
 
 #include "kiln/runtime/Device.h"
@@ -39,6 +43,9 @@ struct GemmShape {
 
 struct BlasFunctions; // the resolved entry points (Blas.cpp)
 
+/// What a cuBLAS handle is for: judging results (no reduced-precision reductions) or speed.
+enum class BlasMode { Reference, Fastest };
+
 /// The cuBLAS library, opened and its entry points resolved; no device is touched.
 class BlasLibrary {
 public:
@@ -46,8 +53,9 @@ public:
     /// libcublas.so.13, .so.12, .so, then the same in /usr/local/cuda/lib64.
     static std::vector<std::string> candidates();
     /// Opens `library` (empty: the first of candidates() that loads) and resolves
-    /// cublasCreate_v2, cublasDestroy_v2, cublasSetStream_v2, cublasSgemm_v2, cublasGemmEx and
-    /// cublasGetVersion_v2. NotFound "cuBLAS not found: ..." with each library tried and why.
+    /// cublasCreate_v2, cublasDestroy_v2, cublasSetStream_v2, cublasSetMathMode, cublasSgemm_v2,
+    /// cublasGemmEx and cublasGetVersion_v2. NotFound "cuBLAS not found: ..." with each library
+    /// tried and why.
     static Expected<std::shared_ptr<BlasLibrary const>> load(std::string const& library = {});
     ~BlasLibrary();
     BlasLibrary(BlasLibrary const&) = delete;
@@ -69,9 +77,10 @@ private:
 /// A cuBLAS handle on one CUDA device.
 class Blas {
 public:
-    /// Loads cuBLAS (see BlasLibrary::load) and creates a handle in `device`'s context.
-    /// Unsupported for a device of another platform.
+    /// Loads cuBLAS (see BlasLibrary::load) and creates a handle in `device`'s context, in
+    /// `mode`. Unsupported for a device of another platform.
     static Expected<std::shared_ptr<Blas>> create(std::shared_ptr<Device> device,
+                                                  BlasMode mode = BlasMode::Reference,
                                                   std::string const& library = {});
     ~Blas();
     Blas(Blas const&) = delete;
@@ -85,6 +94,8 @@ public:
     Status gemmEx(Stream& stream, GemmShape const& shape, ScalarType inType, ScalarType dType,
                   float alpha, std::uint64_t a, std::uint64_t b, float beta, std::uint64_t d);
 
+    /// What the handle is for.
+    BlasMode mode() const { return mode_; }
     /// cuBLAS's version, e.g. 130100 for 13.1.0.
     int version() const { return version_; }
     /// The library that was opened.
@@ -97,6 +108,7 @@ private:
     std::shared_ptr<Device> device_;
     void* handle_ = nullptr;
     int version_ = 0;
+    BlasMode mode_ = BlasMode::Reference;
 };
 
 } // namespace kiln::runtime::cuda

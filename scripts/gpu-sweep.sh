@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# gpu-sweep.sh: on the GPU machine, how fast a measured sweep runs (issue 15). Builds Kiln in a
+# fresh folder, runs the GPU tests, then times on the local GPUs:
+#   1. the README's main job (make demo's tune: the f16 GEMM at 4096^3 over
+#      examples/gemm.space.json, budget 96, -j nproc) with an empty compile cache;
+#   2. the same sweep again into a new database: compiles come from the cache;
+#   3. `kiln run` of the winner, to set its time beside the one the sweep recorded.
+# Logs, databases and a summary go to $OUT; a short table is printed last.
+#
+#   OUT=/tmp/out scripts/gpu-sweep.sh          # build folder: $KILN_GPU_BUILD or /tmp/kiln-sweep
+#   SKIP="tests" BUDGET=96 SIZE=4096 ...       # leave the GPU tests out; the defaults
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-sweep-out}
+BUILD=${KILN_GPU_BUILD:-/tmp/kiln-sweep}
+JOBS=${JOBS:-$(nproc)}
+BUDGET=${BUDGET:-96}
+SIZE=${SIZE:-4096}
+mkdir -p "$OUT"
+status=0
+step() { echo "== $* (${SECONDS}s)"; }
+want() { [[ " ${SKIP:-} " != *" $1 "* ]]; }
+
+step "device"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$OUT/device.txt" 2>&1
+cat "$OUT/device.txt"
+
+step "build"
+rm -rf "$BUILD"
+if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1 &&
+        cmake --build "$BUILD" -j "$JOBS" --target kiln kiln_runtime_gpu_tests \
+            kiln_lowering_gpu_tests kiln_cli_tests >"$OUT/build.log" 2>&1; }; then
+    grep -E "error|FAILED" -A5 "$OUT/build.log" "$OUT/configure.log" | head -60
+    echo "build failed"; exit 1
+fi
+KILN="$BUILD/tools/kiln/kiln"
+
+if want tests; then
+    step "ctest -L gpu"
+    (cd "$BUILD" && KILN_REQUIRE_GPU=1 ctest -L 'gpu|cli' -V --timeout 300) \
+        >"$OUT/ctest-gpu.log" 2>&1 || status=1
+    grep -E "\[ gpu  |tests passed|\(Failed\)|\(Skipped\)|Failure" "$OUT/ctest-gpu.log" \
+        | sed 's/^[0-9]*: //' | awk '!seen[$0]++' | head -60
+fi
+
+sweep() { # NAME CACHE: one sweep as `make demo` runs it, timed
+    local name=$1 cache=$2
+    step "sweep $name (cache $cache)"
+    local start=$SECONDS
+    KILN_CACHE_DIR=$cache timeout 400 "$KILN" tune examples/gemm-f16.json \
+        --space examples/gemm.space.json --size M=$SIZE --size N=$SIZE --size K=$SIZE \
+        --budget "$BUDGET" -j "$JOBS" -o "$OUT/$name" >"$OUT/$name.log" 2>&1 || status=1
+    echo "$name: $((SECONDS - start)) s wall" | tee -a "$OUT/summary.txt"
+    grep -E "cand/s|candidates|compil|measur|winner|exported" "$OUT/$name.log" | tail -6 \
+        | tee -a "$OUT/summary.txt"
+}
+sweep first /tmp/kiln-cache
+sweep again /tmp/kiln-cache
+
+step "kiln run of the winner"
+winner=$("$KILN" db best "$OUT/first/tuning.jsonl" | sed -n 's/.* at \([A-Z_0-9=,]*\)$/\1/p' | head -1)
+recorded=$("$KILN" db best "$OUT/first/tuning.jsonl" | sed -n 's/.*: \([0-9.]*\) us.*/\1/p' | head -1)
+echo "winner $winner, recorded ${recorded} us" | tee -a "$OUT/summary.txt"
+if [ -n "$winner" ]; then
+    for i in 1 2; do
+        "$KILN" run examples/gemm-f16.json --pipeline rules/gemm.pipeline.json --params "$winner" \
+            --target "$(sed -n 's/.*for \(sm_[0-9a-z]*\) .*/\1/p' "$OUT/first.log" | head -1)" \
+            --size M=$SIZE --size N=$SIZE --size K=$SIZE --repetitions 100 2>&1 \
+            | tee -a "$OUT/run.log" | grep -E "time|error" | tee -a "$OUT/summary.txt"
+    done
+fi
+
+echo
+echo "================ summary ================"
+cat "$OUT/summary.txt"
+grep -E "tests passed" "$OUT/ctest-gpu.log" 2>/dev/null
+echo "status: $status (logs in $OUT)"
+exit $status

@@ -281,6 +281,9 @@ void MeasuredEvaluator::evaluate(std::vector<Candidate> const& batch, OnEvaluate
                 request["artifact"] = artifactOf(i);
                 request["warmup"] = options_.warmup;
                 request["repetitions"] = options_.repetitions;
+                request["max_repetitions"] = options_.maxRepetitions;
+                request["precision"] = options_.precision;
+                request["max_seconds"] = options_.maxSeconds;
                 w.process->writeLine(request.dump());
                 std::string line;
                 ReadStatus const status = w.process->readLine(
@@ -335,6 +338,10 @@ void MeasuredEvaluator::evaluate(std::vector<Candidate> const& batch, OnEvaluate
                             e.samples = static_cast<int>(samples.size());
                         }
                     }
+                    if (answer.contains("extra") && answer["extra"].is_object())
+                        for (auto const& [k, v] : answer["extra"].items())
+                            if (v.is_number())
+                                e.extra[k] = v.get<double>();
                 }
             } catch (std::exception const& x) {
                 e.stage = "crash";

@@ -118,15 +118,21 @@ struct MeasuredOptions {
     std::vector<int> devices{0};         ///< "--device N" is appended per worker
     double measureTimeoutSeconds = 30;   ///< per candidate (the watchdog)
     double workerStartSeconds = 60;      ///< for a worker's "ready" line
-    int warmup = 3, repetitions = 20;
+    int warmup = 3, repetitions = 20; ///< repetitions: the fewest timed runs
+    /// Timing goes on until the median is known within `precision` (95% confidence, relative),
+    /// or after `maxRepetitions` runs or `maxSeconds` of them (workers that time on their own).
+    int maxRepetitions = 0; ///< 0: exactly `repetitions`
+    double precision = 0.01, maxSeconds = 1;
     nlohmann::json context = nlohmann::json::object(); ///< merged into every worker request
 };
 
 /// Compiles in parallel children (compileCandidate) and measures in per-device workers.
 ///
 /// Worker: first line {"ready": true, "device": "NAME"}; then per request
-///   {...context, "id": N, "params": {...}, "artifact": P, "warmup": W, "repetitions": R}
-/// the answer {"id": N, "ok": true, "samples_us": [...]}, or from a worker that times on its
+///   {...context, "id": N, "params": {...}, "artifact": P, "warmup": W, "repetitions": R,
+///    "max_repetitions": M, "precision": E, "max_seconds": S}
+/// the answer {"id": N, "ok": true, "samples_us": [...], "extra": {...}} (numbers in "extra"
+///   join the candidate's record), or from a worker that times on its
 ///   own {"id": N, "ok": true, "median_us": M, "min_us": B, "samples": R} (spread (M - B) / M),
 ///   or {"id": N, "ok": false, "stage": "check"|"run", "error": "..."}.
 class MeasuredEvaluator : public Evaluator {

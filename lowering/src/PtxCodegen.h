@@ -548,6 +548,18 @@ private:
                         std::int64_t width, DataType stored,
                         std::vector<std::vector<ExprPtr>> const& conditions,
                         std::vector<ExprPtr> const& tail);
+    // A staged run's elements' conditions as one edge (PtxWorkgroup.cpp, runEdge).
+    struct RunEdge {
+        std::vector<ExprPtr> common;                     ///< every element's
+        std::optional<std::pair<ExprPtr, ExprPtr>> edge; ///< x and n: element v needs x + v < n
+    };
+    static std::optional<RunEdge> runEdge(std::vector<std::vector<ExprPtr>> const& conditions,
+                                          std::vector<ExprPtr> const& tail,
+                                          std::vector<ExprPtr> const& extra);
+    std::string elementsInside(RunEdge const& edges, std::int64_t width, std::int64_t scale);
+    bool copyElementwise(std::string const& to, std::string const& from, std::int64_t width,
+                         DataType stored, std::vector<std::vector<ExprPtr>> const& conditions,
+                         std::vector<ExprPtr> const& tail);
     void barrier();
     void loadShared(Id op);
     void multiply(Id op, Operation const& o, Id into = 0);

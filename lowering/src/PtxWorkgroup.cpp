@@ -241,8 +241,10 @@ void PtxCodegen::storeShared(Id op) {
                 writer_.label(scalarPath);
                 writer_.pushScope();
                 std::size_t const known = bases.size();
-                scalarLoads();
-                scalarStores();
+                if (!copyElementwise(to, address, width, stored, conditions, tail)) {
+                    scalarLoads();
+                    scalarStores();
+                }
                 bases.resize(known);
                 writer_.popScope();
                 writer_.label(done);
@@ -274,6 +276,123 @@ void PtxCodegen::storeShared(Id op) {
     }
 }
 
+// The conditions of a run's elements as one edge: those every element has (`common`, with
+// `extra`; the tail left out) and `x + v < n` more for element v, or none (an element whose
+// own condition the facts proved has none, and `x + v < n` holds for it). Nothing when the
+// elements' conditions have another form.
+std::optional<PtxCodegen::RunEdge>
+PtxCodegen::runEdge(std::vector<std::vector<ExprPtr>> const& conditions,
+                    std::vector<ExprPtr> const& tail, std::vector<ExprPtr> const& extra) {
+    auto const isTail = [&](ExprPtr const& c) {
+        return std::any_of(tail.begin(), tail.end(), [&](ExprPtr const& t) { return equal(t, c); });
+    };
+    RunEdge out{extra, std::nullopt};
+    std::vector<ExprPtr>& common = out.common;
+    for (auto const& c : conditions[0])
+        if (!isTail(c) && std::all_of(conditions.begin(), conditions.end(), [&](auto const& of) {
+                return std::any_of(of.begin(), of.end(),
+                                   [&](ExprPtr const& x) { return equal(x, c); });
+            }))
+            common.push_back(c);
+    auto& edge = out.edge; // x + 0 and n of element 0
+    for (std::size_t v = 0; v < conditions.size(); ++v) {
+        std::vector<ExprPtr> own;
+        for (auto const& c : conditions[v])
+            if (!isTail(c) && std::none_of(common.begin(), common.end(),
+                                           [&](ExprPtr const& x) { return equal(x, c); }))
+                own.push_back(c);
+        if (own.empty())
+            continue;
+        auto const* less = std::get_if<expr::Binary>(own.front().get());
+        if (own.size() != 1 || !less || less->op != BinaryOp::Less)
+            return std::nullopt;
+        if (!edge)
+            edge = {simplify(less->lhs - literal(static_cast<std::int64_t>(v))), less->rhs};
+        if (!equal(less->rhs, edge->second) ||
+            IndexFacts::difference(less->lhs, edge->first) != static_cast<std::int64_t>(v))
+            return std::nullopt;
+    }
+    return out;
+}
+
+// How many of a run's `width` elements lie inside the tensor: clamp(n - x, 0, width) on an
+// edge, else all of them; none where a common condition fails.
+std::string PtxCodegen::elementsInside(RunEdge const& edges, std::int64_t width,
+                                       std::int64_t scale) {
+    PtxBindings const b = bindings();
+    std::string size = std::to_string(width * scale);
+    if (edges.edge) { // the elements below n, one per edge in a scope
+        ExprPtr const below =
+            binary(BinaryOp::Min,
+                   binary(BinaryOp::Max, edges.edge->second - edges.edge->first, literal(0)),
+                   literal(width));
+        size = writer_.emit(simplify(convert(DataType::I32, below * literal(scale))), DataType::I32,
+                            b);
+    }
+    if (std::string const p = writer_.emitConditions(edges.common, b); !p.empty()) {
+        std::string const guarded = writer_.newRegister(PtxType::B32);
+        writer_.instruction(fmt::format("selp.b32 {}, {}, 0, {}", guarded, size, p));
+        size = guarded;
+    }
+    return size;
+}
+
+// `address` (a register, or a register and an immediate offset) `bytes` further on.
+static std::string advanced(std::string const& address, std::int64_t bytes) {
+    std::size_t const sign = address.find_first_of("+-", 1);
+    if (sign == std::string::npos)
+        return bytes == 0 ? address : fmt::format("{}{:+}", address, bytes);
+    std::int64_t const total = std::stoll(address.substr(sign)) + bytes;
+    std::string const reg = address.substr(0, sign);
+    return total == 0 ? reg : fmt::format("{}{:+}", reg, total);
+}
+
+// A run copied element by element, as the bits it has (what cp.async would copy, where the
+// run is not aligned): element v from `from` plus v elements, 0 outside the tensor, to `to`
+// plus v elements, the slots the run's one copy writes (a raw run's slots are consecutive).
+// One count of the elements inside (runEdge) guards every load instead of each element's
+// index arithmetic and conditions; the stores keep the tail's guard. False (and nothing
+// written) when the elements' conditions are not one edge.
+bool PtxCodegen::copyElementwise(std::string const& to, std::string const& from, std::int64_t width,
+                                 DataType stored,
+                                 std::vector<std::vector<ExprPtr>> const& conditions,
+                                 std::vector<ExprPtr> const& tail) {
+    std::int64_t const size = sizeInBytes(stored);
+    if (size != 2 && size != 4 && size != 8)
+        return false;
+    auto const edges = runEdge(conditions, tail, {});
+    if (!edges)
+        return false;
+    PtxType const bitsType = size == 2 ? PtxType::B16 : size == 4 ? PtxType::B32 : PtxType::S64;
+    std::string const bits = fmt::format(".b{}", size * 8);
+    std::string const inside = elementsInside(*edges, width, 1);
+    // A count known now (no condition left) guards nothing.
+    bool const guarded = inside.starts_with('%');
+    std::int64_t const counted = guarded ? width : std::stoll(inside);
+    // Every load first, then every store, as the unrolled path had them: the loads are in
+    // flight together.
+    std::vector<std::string> values;
+    for (std::int64_t v = 0; v < width; ++v) {
+        std::string const value = values.emplace_back(writer_.newRegister(bitsType));
+        std::string const load =
+            fmt::format("ld.global{} {}, [{}]", bits, value, advanced(from, v * size));
+        if (guarded) {
+            std::string const p = writer_.newRegister(PtxType::Pred);
+            writer_.instruction(fmt::format("setp.gt.s32 {}, {}, {}", p, inside, v));
+            writer_.instruction(fmt::format("mov{} {}, 0", bits, value));
+            writer_.instruction(fmt::format("@{} {}", p, load));
+        } else {
+            writer_.instruction(v < counted ? load : fmt::format("mov{} {}, 0", bits, value));
+        }
+    }
+    std::string const present = writer_.emitConditions(tail, bindings());
+    for (std::int64_t v = 0; v < width; ++v)
+        writer_.instruction(
+            fmt::format("{}st.shared{} [{}], {}", present.empty() ? "" : "@" + present + " ", bits,
+                        advanced(to, v * size), values[static_cast<std::size_t>(v)]));
+    return true;
+}
+
 // A run copied with one cp.async whatever lies outside the tensor: the copy reads only the
 // run's elements that are inside (a prefix of it, the run going along the contiguous axis) and
 // fills the rest with zeros. Alignment is assumed, as a condition on sizes the caller checks
@@ -294,54 +413,13 @@ void PtxCodegen::copyBranchFree(std::string const& to, std::string const& from,
                          [&](ExprPtr const& x) { return equal(x, c); }))
             assumed_.push_back(c);
     }
-    // Conditions every element has, and one `x + v < n` more for element v (or none).
-    auto const isTail = [&](ExprPtr const& c) {
-        return std::any_of(tail.begin(), tail.end(), [&](ExprPtr const& t) { return equal(t, c); });
-    };
-    std::vector<ExprPtr> common = producerConditions_;
-    for (auto const& c : conditions[0])
-        if (!isTail(c) && std::all_of(conditions.begin(), conditions.end(), [&](auto const& of) {
-                return std::any_of(of.begin(), of.end(),
-                                   [&](ExprPtr const& x) { return equal(x, c); });
-            }))
-            common.push_back(c);
-    std::optional<std::pair<ExprPtr, ExprPtr>> edge; // x + 0 and n of element 0
-    for (std::size_t v = 0; v < conditions.size(); ++v) {
-        std::vector<ExprPtr> own;
-        for (auto const& c : conditions[v])
-            if (!isTail(c) && std::none_of(common.begin(), common.end(),
-                                           [&](ExprPtr const& x) { return equal(x, c); }))
-                own.push_back(c);
-        if (own.empty())
-            continue;
-        auto const* less = std::get_if<expr::Binary>(own.front().get());
-        if (own.size() != 1 || !less || less->op != BinaryOp::Less) {
-            branchFreeFailed_ = true;
-            return;
-        }
-        if (!edge)
-            edge = {simplify(less->lhs - literal(static_cast<std::int64_t>(v))), less->rhs};
-        if (!equal(less->rhs, edge->second) ||
-            IndexFacts::difference(less->lhs, edge->first) != static_cast<std::int64_t>(v)) {
-            branchFreeFailed_ = true;
-            return;
-        }
+    auto const edges = runEdge(conditions, tail, producerConditions_);
+    if (!edges) {
+        branchFreeFailed_ = true;
+        return;
     }
-    PtxBindings const b = bindings();
-    std::string size = std::to_string(bytes);
-    if (edge) { // the elements below n: clamp(n - x, 0, width), one per edge in a scope
-        ExprPtr const below =
-            binary(BinaryOp::Min, binary(BinaryOp::Max, edge->second - edge->first, literal(0)),
-                   literal(width));
-        size = writer_.emit(simplify(convert(DataType::I32, below * literal(sizeInBytes(stored)))),
-                            DataType::I32, b);
-    }
-    if (std::string const p = writer_.emitConditions(common, b); !p.empty()) {
-        std::string const guarded = writer_.newRegister(PtxType::B32);
-        writer_.instruction(fmt::format("selp.b32 {}, {}, 0, {}", guarded, size, p));
-        size = guarded;
-    }
-    std::string const present = writer_.emitConditions(tail, b);
+    std::string const size = elementsInside(*edges, width, sizeInBytes(stored));
+    std::string const present = writer_.emitConditions(tail, bindings());
     writer_.instruction(fmt::format("{}cp.async.{}.shared.global [{}], [{}], {}, {}",
                                     present.empty() ? "" : "@" + present + " ",
                                     bytes == 16 ? "cg" : "ca", to, from, bytes, size));

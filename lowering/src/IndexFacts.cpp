@@ -315,6 +315,48 @@ std::vector<ExprPtr> IndexFacts::strongest(std::vector<ExprPtr> const& condition
     return out;
 }
 
+namespace {
+
+// `e < bound` as its two sides, or nothing.
+std::optional<std::pair<ExprPtr, ExprPtr>> lessThan(ExprPtr const& e) {
+    auto const* b = std::get_if<expr::Binary>(e.get());
+    if (!b || b->op != BinaryOp::Less)
+        return std::nullopt;
+    return std::pair{b->lhs, b->rhs};
+}
+
+// The two factors of a product, either way round.
+std::vector<std::pair<ExprPtr, ExprPtr>> factorings(ExprPtr const& e) {
+    auto const* b = std::get_if<expr::Binary>(e.get());
+    if (!b || b->op != BinaryOp::Multiply)
+        return {};
+    return {{b->lhs, b->rhs}, {b->rhs, b->lhs}};
+}
+
+} // namespace
+
+bool IndexFacts::impliedBy(ExprPtr const& condition, std::vector<ExprPtr> const& others) const {
+    auto const cond = lessThan(condition);
+    if (!cond)
+        return false;
+    auto const* sum = std::get_if<expr::Binary>(cond->first.get());
+    if (!sum || sum->op != BinaryOp::Add)
+        return false;
+    auto const holds = [&](ExprPtr const& lhs, ExprPtr const& rhs) {
+        return std::any_of(others.begin(), others.end(), [&](ExprPtr const& o) {
+            auto const l = lessThan(o);
+            return l && equal(l->first, lhs) && equal(l->second, rhs);
+        });
+    };
+    // a * s + b < m * s from a < m and b < s, for s >= 0: a * s + b < (m - 1) * s + s.
+    for (auto const& [product, b] : {std::pair{sum->lhs, sum->rhs}, {sum->rhs, sum->lhs}})
+        for (auto const& [a, s] : factorings(product))
+            for (auto const& [m, t] : factorings(cond->second))
+                if (equal(s, t) && nonNegative(s) && holds(a, m) && holds(b, s))
+                    return true;
+    return false;
+}
+
 bool IndexFacts::nonNegative(ExprPtr const& e) const {
     auto const r = range(e);
     return r.lo && *r.lo >= 0;

@@ -74,6 +74,13 @@ void PtxCodegen::move(Held& held, Id memory, bool isLoad) {
             if (std::none_of(conditions[c].begin(), conditions[c].end(),
                              [&](ExprPtr const& e) { return equal(e, extra); }))
                 conditions[c].push_back(extra);
+        // A flattened index inside its tensor when its axes are: no check of its own.
+        for (std::size_t i = conditions[c].size(); i-- > 0;) {
+            std::vector<ExprPtr> others = conditions[c];
+            others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
+            if (facts_.impliedBy(conditions[c][i], others))
+                conditions[c] = std::move(others);
+        }
     }
     // Vector accesses where elements are consecutive in memory; alignment that the facts do
     // not prove is checked when the kernel runs.

@@ -45,6 +45,9 @@ public:
     /// The conditions that imply all of `conditions`: duplicates go, and of `x + a < n` and
     /// `x + b < n` only the larger left side stays (of `x + a >= 0` and `x + b >= 0` the smaller).
     static std::vector<ExprPtr> strongest(std::vector<ExprPtr> const& conditions);
+    /// Whether `condition` follows from `others` (each of them holding): a flattened index
+    /// `a * s + b < m * s` is inside when its parts are, `a < m` and `b < s`.
+    bool impliedBy(ExprPtr const& condition, std::vector<ExprPtr> const& others) const;
     /// Whether `0 <= e` holds for every launch.
     bool nonNegative(ExprPtr const& e) const;
     /// Whether `e < bound` holds for every launch.

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The tuning commands end to end: kiln tune with the cost model (two targets), a repeated
 # sweep that reuses every record, kiln db list/best/merge, a damaged database line reported
-# with its number, and a measured sweep (reference interpreter) killed with SIGKILL and resumed.
+# with its number, a measured sweep (reference interpreter) killed with SIGKILL and resumed, and
+# a sweep whose every compile comes from the compile cache.
 # Usage: tune-cli.sh KILN WORK_DIR   (run from the source tree)
 set -eu
 kiln=$1
@@ -9,6 +10,8 @@ work=$2
 rm -rf "$work"
 mkdir -p "$work"
 fail() { echo "FAIL: $*"; exit 1; }
+# The compile cache of this run only (the default is the user's ~/.cache/kiln/compiled).
+export KILN_CACHE_DIR="$work/cache"
 
 # 1. The cost model over the GEMM space, for two targets; candidates are lowered in children.
 "$kiln" tune examples/gemm-f16.json --space examples/gemm.space.json --size M=1024 --size N=1024 \
@@ -107,4 +110,16 @@ grep -q '"error":"wrong result: max relative error .*","id":1,"ok":false,"stage"
 # The winner of a sweep whose candidates were emitted is exported.
 [ -s "$work/measured/sm_90a/export/axpy_sm_90a.h" ] || fail "the winner was not exported"
 grep -q "^exported the winner: " "$work/measured2.out" || fail "no export line"
+# 6. Two sweeps of the same space into two databases: the second compiles nothing (every
+#    candidate restored from the compile cache), and each record says how large its code was.
+for run in first second; do
+    KILN_CACHE_DIR="$work/cache-6" "$kiln" tune examples/axpy.json \
+        --space examples/elementwise.space.json --size N=20000 \
+        --evaluator interpreter --strategy random --seed 5 --budget 6 -j 2 --repetitions 2 \
+        --warmup 0 -q -o "$work/cache-$run" > "$work/cache-$run.out" 2>&1 ||
+        { cat "$work/cache-$run.out"; fail "sweep $run"; }
+done
+[ "$(grep -c '"cached":1' "$work/cache-first/tuning.jsonl")" -eq 0 ] || fail "a cold cache hit"
+[ "$(grep -c '"cached":1' "$work/cache-second/tuning.jsonl")" -eq 6 ] || fail "compiled again"
+[ "$(grep -c '"code_bytes":[1-9]' "$work/cache-second/tuning.jsonl")" -eq 6 ] || fail "no code size"
 echo "tune-cli: all checks passed"

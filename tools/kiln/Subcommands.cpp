@@ -12,6 +12,7 @@ std::span<const Subcommand> subcommands() {
         {"emit", addEmit},           {"run", addRun},
         {"tune", addTune},           {"db", addDb},
         {"worker", addWorker},       {"export", addExport},
+        {"cache", addCache},
     };
     return table;
 }

@@ -3,6 +3,7 @@
 //   kiln db      list, best and merge tuning databases
 //   kiln export  write a winner's kernel, manifest and C++ header
 //   kiln worker  the child processes of a sweep (compile one candidate; measure candidates)
+//   kiln cache   where the compile cache is and how much it holds; clear it
 #pragma once
 
 namespace CLI {
@@ -15,5 +16,6 @@ void addTune(CLI::App& app);
 void addDb(CLI::App& app);
 void addWorker(CLI::App& app);
 void addExport(CLI::App& app);
+void addCache(CLI::App& app);
 
 } // namespace kiln::cli

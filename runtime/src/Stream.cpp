@@ -1,5 +1,7 @@
-// Stream.cpp: creating streams and events, checked launches, synchronisation.
+// Stream.cpp: creating streams and events, checked launches, replays, synchronisation.
 #include "kiln/runtime/Stream.h"
+
+#include "kiln/runtime/CommandBuffer.h"
 
 namespace kiln::runtime {
 
@@ -29,19 +31,26 @@ Stream& Stream::launch(Kernel const& kernel, LaunchConfig const& config,
 }
 
 Stream& Stream::launchChecked(Kernel const& kernel, LaunchConfig const& config, void** arguments) {
-    DeviceDescription const& kernelDevice = kernel.device().description();
-    DeviceDescription const& streamDevice = device_->description();
-    if (kernelDevice.platform != streamDevice.platform ||
-        kernelDevice.ordinal != streamDevice.ordinal) {
-        status_ = Error(ErrorCode::InvalidArgument,
-                        "kernel '" + kernel.name() + "' is loaded on " + kernelDevice.summary() +
-                            " but the stream runs on " + streamDevice.summary());
-        return *this;
-    }
-    status_ = kernel.prepareLaunch(config);
+    status_ =
+        checkDevice("kernel '" + kernel.name() + "' is loaded on", kernel.device().description());
+    if (status_.ok())
+        status_ = kernel.prepareLaunch(config);
     if (status_.ok())
         status_ = backend_->launch(kernel.backend(), config, arguments);
     return *this;
+}
+
+Stream& Stream::replay(CommandBuffer const& buffer) {
+    return then(checkDevice("the command buffer was recorded on", buffer.device().description()),
+                [&] { return backend_->replay(buffer.backend()); });
+}
+
+Status Stream::checkDevice(std::string const& what, DeviceDescription const& other) const {
+    DeviceDescription const& mine = device_->description();
+    if (other.platform == mine.platform && other.ordinal == mine.ordinal)
+        return {};
+    return Error(ErrorCode::InvalidArgument,
+                 what + " " + other.summary() + " but the stream runs on " + mine.summary());
 }
 
 Status Stream::checkSizes(char const* what, std::size_t expected, std::size_t given) {
@@ -53,6 +62,15 @@ Status Stream::checkSizes(char const* what, std::size_t expected, std::size_t gi
 }
 
 Status Stream::synchronize() {
+    if (recording_) {
+        Error const refused(ErrorCode::InvalidArgument,
+                            "Stream::synchronize while the stream records a command buffer, "
+                            "whose work runs only when it is replayed (replay it, then "
+                            "synchronize)");
+        if (status_.ok())
+            status_ = refused;
+        return refused;
+    }
     Status result = status_;
     status_ = Status();
     Status const waited = backend_->synchronize();

@@ -3,15 +3,20 @@
 //
 // Device memory is malloc'ed host memory, so copies and fills really move bytes; modules keep a
 // copy of their code object and find functions by the names in it; launches are recorded with
-// the packed argument buffer, checked the way HIP checks the `extra` array.
+// the packed argument buffer, checked the way HIP checks the `extra` array. Stream work is a
+// command, done at once or, while the stream captures, appended to its graph and done at each
+// hipGraphLaunch; the calls ROCm refuses while a thread captures (CHECK_STREAM_CAPTURE_SUPPORTED
+// and CHECK_STREAM_CAPTURING in ROCm's clr) fail here too and spoil the capture.
 #include "FakeHip.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <set>
+#include <utility>
 
 namespace {
 
@@ -21,12 +26,16 @@ using kiln::runtime::test::FakeHipState;
 // hipError_t values (hip_runtime_api.h).
 constexpr int kSuccess = 0;
 constexpr int kInvalidValue = 1;
+constexpr int kOutOfMemory = 2;
 constexpr int kNotInitialized = 3;
 constexpr int kInsufficientDriver = 35;
 constexpr int kNoDevice = 100;
 constexpr int kInvalidDevice = 101;
 constexpr int kNoBinaryForGpu = 209;
+constexpr int kIllegalState = 401;
 constexpr int kNotFound = 500;
+constexpr int kStreamCaptureUnsupported = 900;
+constexpr int kStreamCaptureInvalidated = 901;
 
 FakeHipState& state() {
     static FakeHipState fake;
@@ -47,9 +56,63 @@ struct FakeEvent {
     float milliseconds = 0;
 };
 
+/// A stream's work: a copy, a fill or a launch, done when the stream gets to it.
+using Command = std::function<int()>;
+
+struct FakeGraph {
+    std::vector<Command> commands;
+};
+
+struct FakeGraphExec {
+    std::vector<Command> commands; // a copy: the executable graph does not follow the graph
+};
+
+struct FakeStream {
+    FakeGraph* capture = nullptr; // the graph it records into, while in capture mode
+    bool invalidated = false;     // a call that cannot be recorded spoiled the capture
+};
+
 std::set<void*>& allocations() {
     static std::set<void*> live;
     return live;
+}
+
+std::set<void*>& hostAllocations() {
+    static std::set<void*> live;
+    return live;
+}
+
+/// The streams in capture mode (all of this thread's: the tests have one).
+std::set<FakeStream*>& capturing() {
+    static std::set<FakeStream*> streams;
+    return streams;
+}
+
+/// Whether commands run now as part of a hipGraphLaunch.
+bool& replaying() {
+    static bool inReplay = false;
+    return inReplay;
+}
+
+/// What HIP answers a call it cannot record while the thread captures in thread-local mode: the
+/// call fails and every capture of the thread is spoiled.
+int refuseWhileCapturing() {
+    if (capturing().empty())
+        return kSuccess;
+    for (FakeStream* stream : capturing())
+        stream->invalidated = true;
+    return kStreamCaptureUnsupported;
+}
+
+/// Does `command` now, or records it when `stream` captures.
+int enqueue(void* stream, Command command) {
+    auto* fake = static_cast<FakeStream*>(stream);
+    if (!fake || !fake->capture)
+        return command();
+    if (fake->invalidated)
+        return kStreamCaptureInvalidated;
+    fake->capture->commands.push_back(std::move(command));
+    return kSuccess;
 }
 
 /// The calling thread's device (one thread in these tests).
@@ -91,6 +154,8 @@ char const* hipGetErrorName(int error) {
         return "hipSuccess";
     case kInvalidValue:
         return "hipErrorInvalidValue";
+    case kOutOfMemory:
+        return "hipErrorOutOfMemory";
     case kNotInitialized:
         return "hipErrorNotInitialized";
     case kInsufficientDriver:
@@ -101,8 +166,14 @@ char const* hipGetErrorName(int error) {
         return "hipErrorInvalidDevice";
     case kNoBinaryForGpu:
         return "hipErrorNoBinaryForGpu";
+    case kIllegalState:
+        return "hipErrorIllegalState";
     case kNotFound:
         return "hipErrorNotFound";
+    case kStreamCaptureUnsupported:
+        return "hipErrorStreamCaptureUnsupported";
+    case kStreamCaptureInvalidated:
+        return "hipErrorStreamCaptureInvalidated";
     default:
         return "hipErrorUnknown";
     }
@@ -114,6 +185,8 @@ char const* hipGetErrorString(int error) {
         return "no error";
     case kInvalidValue:
         return "invalid argument";
+    case kOutOfMemory:
+        return "out of memory";
     case kInsufficientDriver:
         return "driver version is insufficient for runtime version";
     case kNoDevice:
@@ -122,8 +195,14 @@ char const* hipGetErrorString(int error) {
         return "invalid device ordinal";
     case kNoBinaryForGpu:
         return "no kernel image is available for execution on the device";
+    case kIllegalState:
+        return "the operation cannot be performed in the present state";
     case kNotFound:
         return "named symbol not found";
+    case kStreamCaptureUnsupported:
+        return "operation not permitted when stream is capturing";
+    case kStreamCaptureInvalidated:
+        return "operation failed due to a previous error during capture";
     default:
         return "unknown error";
     }
@@ -214,11 +293,14 @@ int hipSetDevice(int device) {
 }
 
 int hipDeviceSynchronize() {
-    return called("hipDeviceSynchronize");
+    called("hipDeviceSynchronize");
+    return refuseWhileCapturing();
 }
 
 int hipMalloc(void** address, std::size_t bytes) {
     called("hipMalloc");
+    if (int const refused = refuseWhileCapturing(); refused != kSuccess)
+        return refused;
     *address = std::malloc(std::max<std::size_t>(bytes, 1));
     allocations().insert(*address);
     ++state().liveAllocations;
@@ -227,6 +309,8 @@ int hipMalloc(void** address, std::size_t bytes) {
 
 int hipFree(void* address) {
     called("hipFree");
+    if (int const refused = refuseWhileCapturing(); refused != kSuccess)
+        return refused;
     if (allocations().erase(address) == 0)
         return kInvalidValue;
     std::free(address);
@@ -234,58 +318,180 @@ int hipFree(void* address) {
     return kSuccess;
 }
 
+int hipHostMalloc(void** host, std::size_t bytes, unsigned flags) {
+    called("hipHostMalloc");
+    if (int const refused = refuseWhileCapturing(); refused != kSuccess)
+        return refused;
+    state().hostMallocFlags.push_back(flags);
+    if (state().hostMallocResult != kSuccess)
+        return state().hostMallocResult;
+    *host = std::malloc(std::max<std::size_t>(bytes, 1));
+    hostAllocations().insert(*host);
+    ++state().liveHostAllocations;
+    return kSuccess;
+}
+
+int hipHostFree(void* host) {
+    called("hipHostFree");
+    if (int const refused = refuseWhileCapturing(); refused != kSuccess)
+        return refused;
+    if (hostAllocations().erase(host) == 0)
+        return kInvalidValue;
+    std::free(host);
+    --state().liveHostAllocations;
+    return kSuccess;
+}
+
 int hipMemcpyHtoD(void* dst, void const* src, std::size_t bytes) {
     called("hipMemcpyHtoD");
+    if (int const refused = refuseWhileCapturing(); refused != kSuccess)
+        return refused;
     std::memcpy(dst, src, bytes);
     return kSuccess;
 }
 
 int hipMemcpyDtoH(void* dst, void* src, std::size_t bytes) {
     called("hipMemcpyDtoH");
+    if (int const refused = refuseWhileCapturing(); refused != kSuccess)
+        return refused;
     std::memcpy(dst, src, bytes);
     return kSuccess;
 }
 
-int hipMemcpyHtoDAsync(void* dst, void const* src, std::size_t bytes, void*) {
+int hipMemcpyHtoDAsync(void* dst, void const* src, std::size_t bytes, void* stream) {
     called("hipMemcpyHtoDAsync");
-    std::memcpy(dst, src, bytes);
-    return kSuccess;
+    return enqueue(stream, [=] {
+        std::memcpy(dst, src, bytes);
+        return kSuccess;
+    });
 }
 
-int hipMemcpyDtoHAsync(void* dst, void* src, std::size_t bytes, void*) {
+int hipMemcpyDtoHAsync(void* dst, void* src, std::size_t bytes, void* stream) {
     called("hipMemcpyDtoHAsync");
-    std::memcpy(dst, src, bytes);
-    return kSuccess;
+    return enqueue(stream, [=] {
+        std::memcpy(dst, src, bytes);
+        return kSuccess;
+    });
 }
 
-int hipMemcpyDtoDAsync(void* dst, void* src, std::size_t bytes, void*) {
+int hipMemcpyDtoDAsync(void* dst, void* src, std::size_t bytes, void* stream) {
     called("hipMemcpyDtoDAsync");
-    std::memmove(dst, src, bytes);
-    return kSuccess;
+    return enqueue(stream, [=] {
+        std::memmove(dst, src, bytes);
+        return kSuccess;
+    });
 }
 
-int hipMemsetD32Async(void* dst, int value, std::size_t count, void*) {
+int hipMemsetD32Async(void* dst, int value, std::size_t count, void* stream) {
     called("hipMemsetD32Async");
-    for (std::size_t i = 0; i < count; ++i)
-        std::memcpy(static_cast<char*>(dst) + i * 4, &value, 4);
-    return kSuccess;
+    return enqueue(stream, [=] {
+        for (std::size_t i = 0; i < count; ++i)
+            std::memcpy(static_cast<char*>(dst) + i * 4, &value, 4);
+        return kSuccess;
+    });
 }
 
 int hipStreamCreateWithFlags(void** stream, unsigned flags) {
     called("hipStreamCreateWithFlags");
     state().streamFlags.push_back(flags);
-    *stream = new int(0);
+    *stream = new FakeStream();
     return kSuccess;
 }
 
 int hipStreamDestroy(void* stream) {
     called("hipStreamDestroy");
-    delete static_cast<int*>(stream);
+    auto* fake = static_cast<FakeStream*>(stream);
+    if (capturing().erase(fake) > 0) {
+        --state().capturingStreams;
+        delete fake->capture;
+    }
+    delete fake;
     return kSuccess;
 }
 
-int hipStreamSynchronize(void*) {
-    return called("hipStreamSynchronize");
+int hipStreamSynchronize(void* stream) {
+    called("hipStreamSynchronize");
+    auto* fake = static_cast<FakeStream*>(stream);
+    if (fake && fake->capture) {
+        fake->invalidated = true;
+        return kStreamCaptureUnsupported;
+    }
+    return kSuccess;
+}
+
+int hipStreamBeginCapture(void* stream, int mode) {
+    called("hipStreamBeginCapture");
+    state().captureModes.push_back(mode);
+    auto* fake = static_cast<FakeStream*>(stream);
+    if (!fake || fake->capture)
+        return kIllegalState;
+    fake->capture = new FakeGraph();
+    fake->invalidated = false;
+    capturing().insert(fake);
+    ++state().capturingStreams;
+    return kSuccess;
+}
+
+/// Leaves capture mode in every case; a spoiled capture gives no graph.
+int hipStreamEndCapture(void* stream, void** graph) {
+    called("hipStreamEndCapture");
+    auto* fake = static_cast<FakeStream*>(stream);
+    if (!fake || !fake->capture)
+        return kIllegalState;
+    capturing().erase(fake);
+    --state().capturingStreams;
+    std::unique_ptr<FakeGraph> captured(std::exchange(fake->capture, nullptr));
+    *graph = nullptr;
+    if (fake->invalidated)
+        return kStreamCaptureInvalidated;
+    *graph = captured.release();
+    ++state().liveGraphs;
+    return kSuccess;
+}
+
+int hipGraphInstantiate(void** executable, void* graph, void**, char* log, std::size_t logBytes) {
+    called("hipGraphInstantiate");
+    if (state().graphInstantiateResult != kSuccess) {
+        if (log && logBytes > 0) {
+            std::size_t const n = std::min(state().graphInstantiateLog.size(), logBytes - 1);
+            std::memcpy(log, state().graphInstantiateLog.data(), n);
+            log[n] = '\0';
+        }
+        return state().graphInstantiateResult;
+    }
+    *executable = new FakeGraphExec{static_cast<FakeGraph*>(graph)->commands};
+    ++state().liveGraphExecs;
+    return kSuccess;
+}
+
+int hipGraphLaunch(void* executable, void* stream) {
+    called("hipGraphLaunch");
+    std::vector<Command> const& commands = static_cast<FakeGraphExec*>(executable)->commands;
+    return enqueue(stream, [&commands] {
+        replaying() = true;
+        int result = kSuccess;
+        for (Command const& command : commands) {
+            if ((result = command()) != kSuccess)
+                break;
+        }
+        replaying() = false;
+        state().replays.push_back(static_cast<int>(commands.size()));
+        return result;
+    });
+}
+
+int hipGraphExecDestroy(void* executable) {
+    called("hipGraphExecDestroy");
+    delete static_cast<FakeGraphExec*>(executable);
+    --state().liveGraphExecs;
+    return kSuccess;
+}
+
+int hipGraphDestroy(void* graph) {
+    called("hipGraphDestroy");
+    delete static_cast<FakeGraph*>(graph);
+    --state().liveGraphs;
+    return kSuccess;
 }
 
 int hipStreamWaitEvent(void*, void*, unsigned flags) {
@@ -362,7 +568,7 @@ int hipFuncGetAttribute(int* value, int attribute, void*) {
 
 int hipModuleLaunchKernel(void* function, unsigned gridX, unsigned gridY, unsigned gridZ,
                           unsigned blockX, unsigned blockY, unsigned blockZ, unsigned sharedBytes,
-                          void*, void** kernelParams, void** extra) {
+                          void* stream, void** kernelParams, void** extra) {
     called("hipModuleLaunchKernel");
     // As HIP checks them: one of the two forms, and `extra` as {BUFFER_POINTER, p, BUFFER_SIZE,
     // &size, END}.
@@ -386,8 +592,13 @@ int hipModuleLaunchKernel(void* function, unsigned gridX, unsigned gridY, unsign
         auto const* buffer = static_cast<unsigned char const*>(extra[1]);
         launch.arguments.assign(buffer, buffer + launch.argumentBytes);
     }
-    state().launches.push_back(std::move(launch));
-    return kSuccess;
+    // The arguments are copied here, at the call, also when the launch is recorded.
+    return enqueue(stream, [launch] {
+        FakeHipLaunch ran = launch;
+        ran.replayed = replaying();
+        state().launches.push_back(std::move(ran));
+        return kSuccess;
+    });
 }
 
 } // extern "C"

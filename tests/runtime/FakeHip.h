@@ -3,9 +3,13 @@
 //
 // FakeHip.cpp is built as a shared library that exports the HIP entry points Kiln's HIP platform
 // resolves, so loadPlatform("hip", {.driverLibrary = KILN_FAKE_HIP_LIBRARY}) runs the platform's
-// real code against it. Device memory is host memory, so copies really copy; a launch runs
-// nothing but records its shape and the packed argument buffer. A test reaches the one state of
-// the process through fakeHip(), which dlopens the same library the platform loads.
+// real code against it. Device memory (and page-locked host memory) is host memory, so copies
+// really copy; a launch runs nothing but records its shape and the packed argument buffer. A
+// stream in capture mode records its work into a graph instead of doing it, and a replay of the
+// instantiated graph does it then; as in HIP, a call that cannot be recorded (a synchronous copy,
+// an allocation, a synchronize) fails while this thread captures and spoils the capture. A test
+// reaches the one state of the process through fakeHip(), which dlopens the same library the
+// platform loads.
 #pragma once
 
 #include <cstddef>
@@ -25,6 +29,7 @@ struct FakeHipLaunch {
     std::vector<unsigned char> arguments; ///< the `extra` buffer (HIP_LAUNCH_PARAM_BUFFER_POINTER)
     std::size_t argumentBytes = 0;        ///< its size (HIP_LAUNCH_PARAM_BUFFER_SIZE)
     bool kernelParams = false;            ///< whether `kernelParams` was given instead
+    bool replayed = false;                ///< whether it ran as part of a graph (hipGraphLaunch)
 };
 
 /// The fake runtime's answers and records.
@@ -39,6 +44,9 @@ struct FakeHipState {
     std::map<int, int> deviceAttributes;   ///< by hipDeviceAttribute_t value; others fail
     std::map<int, int> functionAttributes; ///< by hipFunction_attribute value; others fail
     int moduleLoadResult = 0;              ///< what hipModuleLoadData returns
+    int hostMallocResult = 0;              ///< what hipHostMalloc returns
+    int graphInstantiateResult = 0;        ///< what hipGraphInstantiate returns
+    std::string graphInstantiateLog;       ///< what hipGraphInstantiate writes to its log
 
     // Records.
     std::vector<std::string> calls;        ///< the HIP functions called, in order
@@ -46,6 +54,13 @@ struct FakeHipState {
     std::vector<FakeHipLaunch> launches;   ///< every launch
     std::vector<unsigned> streamFlags;     ///< the flags of every hipStreamCreateWithFlags
     int liveAllocations = 0;               ///< hipMalloc'ed and not yet hipFree'd
+    int liveHostAllocations = 0;           ///< hipHostMalloc'ed and not yet hipHostFree'd
+    std::vector<unsigned> hostMallocFlags; ///< the flags of every hipHostMalloc
+    std::vector<int> captureModes;         ///< the mode of every hipStreamBeginCapture
+    int capturingStreams = 0;              ///< streams in capture mode now
+    int liveGraphs = 0;                    ///< hipGraph_t made and not yet destroyed
+    int liveGraphExecs = 0;                ///< hipGraphExec_t made and not yet destroyed
+    std::vector<int> replays;              ///< per hipGraphLaunch, how many commands it ran
 
     /// An MI300X (gfx942, 304 compute units, 64 KB of LDS per workgroup) with nothing recorded.
     void reset() { *this = FakeHipState(); }

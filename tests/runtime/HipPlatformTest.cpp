@@ -6,9 +6,8 @@
 // written by Kiln's AMDGCN backend) is checked against its manifest through its metadata note, and
 // a launch hands HIP the packed argument buffer. Tests that need the code object skip, saying why,
 // when this build has no AMDGCN assembler.
-#include "FakeHip.h"
+#include "FakeHipFixture.h"
 #include "kiln/runtime/ArchOverlay.h"
-#include "kiln/runtime/Assembler.h"
 #include "kiln/runtime/Platform.h"
 #include "kiln/runtime/Stream.h"
 
@@ -19,28 +18,11 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <optional>
-#include <sstream>
-#include <stdexcept>
 
 namespace kiln::runtime {
-
-test::FakeHipState& test::fakeHip() {
-    static test::FakeHipState* state = [] {
-        void* library = dlopen(KILN_FAKE_HIP_LIBRARY, RTLD_NOW | RTLD_LOCAL);
-        if (!library)
-            throw std::runtime_error(std::string("cannot load the fake HIP runtime: ") + dlerror());
-        void* symbol = dlsym(library, "kilnFakeHipState");
-        decltype(&kilnFakeHipState) get = nullptr;
-        std::memcpy(&get, &symbol, sizeof symbol);
-        return get();
-    }();
-    return *state;
-}
-
 namespace {
 
-std::string const kAmdgcnDir = std::string(KILN_SOURCE_DIR) + "/tests/runtime/amdgcn/";
-std::string const kFake = KILN_FAKE_HIP_LIBRARY;
+std::string const kFake = kFakeHipLibrary;
 
 /// Sets an environment variable for a scope (unsets it for nullptr) and restores it after.
 class ScopedEnvironment {
@@ -127,62 +109,6 @@ TEST(HipPlatformLoad, TheDefaultRuntimeLoadsOrSaysWhereItLooked) {
                   "libamdhip64.so)");
     }
 }
-
-/// The fake runtime, reset to one MI300X, and the platform loaded over it.
-class FakeHip : public ::testing::Test {
-protected:
-    void SetUp() override { fake().reset(); }
-    static test::FakeHipState& fake() { return test::fakeHip(); }
-
-    static Expected<std::shared_ptr<Platform>> load() {
-        PlatformOptions options;
-        options.driverLibrary = kFake;
-        return loadPlatform("hip", options);
-    }
-    static std::shared_ptr<Device> openDevice() {
-        Expected<std::shared_ptr<Platform>> platform = load();
-        if (!platform.ok()) {
-            ADD_FAILURE() << platform.error().message();
-            return nullptr;
-        }
-        Expected<std::shared_ptr<Device>> device = (*platform)->device(0);
-        if (!device.ok()) {
-            ADD_FAILURE() << device.error().message();
-            return nullptr;
-        }
-        return *device;
-    }
-
-    /// kiln_axpy assembled for gfx942, or nothing (with `why_`) when there is no assembler.
-    std::optional<std::string> axpy() {
-        static std::optional<std::string> code;
-        static std::string why;
-        if (!code && why.empty()) {
-            std::ifstream file(std::string(KILN_SOURCE_DIR) +
-                               "/tests/golden/amdgcn/axpy_vec1.gfx942.s");
-            std::stringstream source;
-            source << file.rdbuf();
-            Expected<std::unique_ptr<Assembler>> assembler = assemblerFor("gfx942");
-            if (!assembler.ok()) {
-                why = assembler.error().message();
-            } else {
-                Expected<std::string> assembled =
-                    (*assembler)->assemble(source.str(), "gfx942", "axpy_vec1.gfx942.s");
-                if (assembled.ok())
-                    code = *assembled;
-                else
-                    why = assembled.error().message();
-            }
-        }
-        why_ = why;
-        return code;
-    }
-    static KernelManifest manifest() {
-        return KernelManifest::fromFile(kAmdgcnDir + "kiln_axpy.json").value();
-    }
-
-    std::string why_;
-};
 
 TEST_F(FakeHip, NoDeviceIsNoDevice) {
     fake().deviceCount = 0;

@@ -111,6 +111,22 @@ Status CudaDevice::copyToHost(void* dst, std::uint64_t src, std::size_t bytes) {
                           std::to_string(bytes) + " bytes from " + description_.summary());
 }
 
+Expected<void*> CudaDevice::allocatePinnedHost(std::size_t bytes) {
+    ScopedContext scope(driver_->api(), context_);
+    void* host = nullptr;
+    // Portable: page-locked for every context, not only this device's.
+    KILN_RETURN_IF_ERROR(driver_->check(
+        driver_->api().cuMemHostAlloc(&host, bytes, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc",
+        std::to_string(bytes) + " bytes of page-locked host memory for " + description_.summary()));
+    return host;
+}
+
+Status CudaDevice::deallocatePinnedHost(void* host) {
+    ScopedContext scope(driver_->api(), context_);
+    return driver_->check(driver_->api().cuMemFreeHost(host), "cuMemFreeHost",
+                          description_.summary());
+}
+
 Expected<std::unique_ptr<StreamBackend>> CudaDevice::newStream() {
     return createCudaStream({driver_, context_, description_.summary(), description_.target});
 }

@@ -126,6 +126,8 @@ Expected<std::shared_ptr<CudaDriver>> CudaDriver::load(std::string const& reques
     require(api.cuCtxSynchronize, "cuCtxSynchronize", 2000);
     require(api.cuMemAlloc, "cuMemAlloc", 3020);
     require(api.cuMemFree, "cuMemFree", 3020);
+    require(api.cuMemHostAlloc, "cuMemHostAlloc", 2020);
+    require(api.cuMemFreeHost, "cuMemFreeHost", 2000);
     require(api.cuMemcpyHtoD, "cuMemcpyHtoD", 3020);
     require(api.cuMemcpyDtoH, "cuMemcpyDtoH", 3020);
     require(api.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync", 3020);
@@ -142,6 +144,11 @@ Expected<std::shared_ptr<CudaDriver>> CudaDriver::load(std::string const& reques
     require(api.cuStreamDestroy, "cuStreamDestroy", 4000);
     require(api.cuStreamSynchronize, "cuStreamSynchronize", 2000);
     require(api.cuStreamWaitEvent, "cuStreamWaitEvent", 3020);
+    require(api.cuStreamBeginCapture, "cuStreamBeginCapture", 10010);
+    require(api.cuStreamEndCapture, "cuStreamEndCapture", 10000);
+    require(api.cuGraphLaunch, "cuGraphLaunch", 10000);
+    require(api.cuGraphExecDestroy, "cuGraphExecDestroy", 10000);
+    require(api.cuGraphDestroy, "cuGraphDestroy", 10000);
     require(api.cuEventCreate, "cuEventCreate", 2000);
     require(api.cuEventDestroy, "cuEventDestroy", 4000);
     require(api.cuEventRecord, "cuEventRecord", 2000);
@@ -151,6 +158,7 @@ Expected<std::shared_ptr<CudaDriver>> CudaDriver::load(std::string const& reques
     if (!api.cuEventElapsedTime)
         require(api.cuEventElapsedTime, "cuEventElapsedTime", 2000);
     optional(api.cuFuncGetParamInfo, "cuFuncGetParamInfo", 12040);
+    optional(api.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", 11040);
     if (!failure.ok())
         return failure.error();
     return driver;

@@ -1,5 +1,5 @@
-// CudaObjects.h: the CUDA streams, events and loaded code behind the runtime's value types
-// (internal).
+// CudaObjects.h: the CUDA streams, events, command buffers and loaded code behind the runtime's
+// value types (internal).
 #pragma once
 
 #include "kiln/runtime/Backend.h"
@@ -23,6 +23,10 @@ struct CudaContext {
 Expected<std::unique_ptr<StreamBackend>> createCudaStream(CudaContext const& context);
 /// A new timing event.
 Expected<std::unique_ptr<EventBackend>> createCudaEvent(CudaContext const& context);
+/// Instantiates a graph captured from a stream; the command buffer owns both, and on failure the
+/// graph is destroyed here.
+Expected<std::unique_ptr<CommandBufferBackend>> instantiateCudaGraph(CudaContext const& context,
+                                                                     CUgraph graph);
 /// Loads code through cuModuleLoadDataEx: JitFailed carries the complete JIT error log.
 Expected<std::unique_ptr<ModuleBackend>> loadCudaModule(CudaContext const& context,
                                                         KernelLoaderSpec const& spec);

@@ -1,4 +1,4 @@
-// CudaStream.cpp: CUDA streams and events.
+// CudaStream.cpp: CUDA streams (and their recording into graphs) and events.
 #include "CudaObjects.h"
 
 namespace kiln::runtime::cuda {
@@ -90,6 +90,49 @@ public:
     Status synchronize() override {
         ScopedContext scope(api(), context_.context);
         return check(api().cuStreamSynchronize(stream_), "cuStreamSynchronize", "");
+    }
+    Status beginCapture() override {
+        if (!api().cuGraphInstantiateWithFlags) {
+            int const version = context_.driver->version();
+            return Error(ErrorCode::Unsupported,
+                         "command buffers need a CUDA driver of 11.4 or newer "
+                         "(cuGraphInstantiateWithFlags); this one is CUDA " +
+                             std::to_string(version / 1000) + "." +
+                             std::to_string(version % 1000 / 10) + ", on " + context_.device);
+        }
+        ScopedContext scope(api(), context_.context);
+        // Thread-local: a call of this thread that is unsafe while a stream records (an
+        // allocation, a context synchronize) fails and spoils the recording rather than running
+        // at recording time; other threads are left alone.
+        return check(api().cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+                     "cuStreamBeginCapture", "");
+    }
+    Expected<std::unique_ptr<CommandBufferBackend>> endCapture() override {
+        ScopedContext scope(api(), context_.context);
+        CUgraph graph = nullptr;
+        CUresult const result = api().cuStreamEndCapture(stream_, &graph);
+        if (result != CUDA_SUCCESS) {
+            if (graph)
+                api().cuGraphDestroy(graph);
+            return check(result, "cuStreamEndCapture",
+                         result == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+                             ? "a call made while recording that CUDA refuses then (an "
+                               "allocation, a device synchronize) spoiled it"
+                             : "")
+                .error();
+        }
+        return instantiateCudaGraph(context_, graph);
+    }
+    void abandonCapture() override {
+        ScopedContext scope(api(), context_.context);
+        CUgraph graph = nullptr;
+        if (api().cuStreamEndCapture(stream_, &graph) == CUDA_SUCCESS && graph)
+            api().cuGraphDestroy(graph);
+    }
+    Status replay(CommandBufferBackend const& buffer) override {
+        ScopedContext scope(api(), context_.context);
+        return check(api().cuGraphLaunch(static_cast<CUgraphExec>(buffer.native()), stream_),
+                     "cuGraphLaunch", "");
     }
     void* native() const override { return stream_; }
 

@@ -166,6 +166,22 @@ Status HipDevice::copyToHost(void* dst, std::uint64_t src, std::size_t bytes) {
                            std::to_string(bytes) + " bytes from " + description_.summary());
 }
 
+Expected<void*> HipDevice::allocatePinnedHost(std::size_t bytes) {
+    ScopedDevice scope(runtime_->api(), ordinal_);
+    void* host = nullptr;
+    // Portable: page-locked for every device, not only this one.
+    KILN_RETURN_IF_ERROR(runtime_->check(
+        runtime_->api().hipHostMalloc(&host, bytes, kHipHostMallocPortable), "hipHostMalloc",
+        std::to_string(bytes) + " bytes of page-locked host memory for " + description_.summary()));
+    return host;
+}
+
+Status HipDevice::deallocatePinnedHost(void* host) {
+    ScopedDevice scope(runtime_->api(), ordinal_);
+    return runtime_->check(runtime_->api().hipHostFree(host), "hipHostFree",
+                           description_.summary());
+}
+
 Expected<std::unique_ptr<StreamBackend>> HipDevice::newStream() {
     return createHipStream(context());
 }

@@ -27,6 +27,8 @@ public:
     Status deallocate(std::uint64_t address) override;
     Status copyToDevice(std::uint64_t dst, void const* src, std::size_t bytes) override;
     Status copyToHost(void* dst, std::uint64_t src, std::size_t bytes) override;
+    Expected<void*> allocatePinnedHost(std::size_t bytes) override;
+    Status deallocatePinnedHost(void* host) override;
     Expected<std::unique_ptr<StreamBackend>> newStream() override;
     Expected<std::unique_ptr<EventBackend>> newEvent() override;
     Expected<std::unique_ptr<ModuleBackend>> loadCode(KernelLoaderSpec const& spec) override;

@@ -1,5 +1,5 @@
-// HipObjects.h: the HIP streams, events and loaded code behind the runtime's value types
-// (internal).
+// HipObjects.h: the HIP streams, events, command buffers and loaded code behind the runtime's
+// value types (internal).
 #pragma once
 
 #include "kiln/runtime/Backend.h"
@@ -24,6 +24,10 @@ struct HipContext {
 Expected<std::unique_ptr<StreamBackend>> createHipStream(HipContext const& context);
 /// A new timing event.
 Expected<std::unique_ptr<EventBackend>> createHipEvent(HipContext const& context);
+/// Instantiates a graph captured from a stream; the command buffer owns both, and on failure the
+/// graph is destroyed here.
+Expected<std::unique_ptr<CommandBufferBackend>> instantiateHipGraph(HipContext const& context,
+                                                                    GraphHandle graph);
 /// Reads the code object's metadata note, checks its processor against the device and the
 /// spec's manifest against its arguments, then loads it with hipModuleLoadData.
 Expected<std::unique_ptr<ModuleBackend>> loadHipModule(HipContext const& context,

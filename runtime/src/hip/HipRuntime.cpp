@@ -105,6 +105,8 @@ Expected<std::shared_ptr<HipRuntime>> HipRuntime::load(std::string const& reques
     require(api.hipDeviceSynchronize, "hipDeviceSynchronize");
     require(api.hipMalloc, "hipMalloc");
     require(api.hipFree, "hipFree");
+    require(api.hipHostMalloc, "hipHostMalloc");
+    require(api.hipHostFree, "hipHostFree");
     require(api.hipMemcpyHtoD, "hipMemcpyHtoD");
     require(api.hipMemcpyDtoH, "hipMemcpyDtoH");
     require(api.hipMemcpyHtoDAsync, "hipMemcpyHtoDAsync");
@@ -115,6 +117,12 @@ Expected<std::shared_ptr<HipRuntime>> HipRuntime::load(std::string const& reques
     require(api.hipStreamDestroy, "hipStreamDestroy");
     require(api.hipStreamSynchronize, "hipStreamSynchronize");
     require(api.hipStreamWaitEvent, "hipStreamWaitEvent");
+    require(api.hipStreamBeginCapture, "hipStreamBeginCapture");
+    require(api.hipStreamEndCapture, "hipStreamEndCapture");
+    require(api.hipGraphInstantiate, "hipGraphInstantiate");
+    require(api.hipGraphLaunch, "hipGraphLaunch");
+    require(api.hipGraphExecDestroy, "hipGraphExecDestroy");
+    require(api.hipGraphDestroy, "hipGraphDestroy");
     require(api.hipEventCreate, "hipEventCreate");
     require(api.hipEventDestroy, "hipEventDestroy");
     require(api.hipEventRecord, "hipEventRecord");

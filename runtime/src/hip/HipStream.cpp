@@ -1,4 +1,5 @@
-// HipStream.cpp: HIP streams and events; launches with the packed argument buffer.
+// HipStream.cpp: HIP streams (and their recording into graphs) and events; launches with the
+// packed argument buffer.
 #include "HipKernel.h"
 #include "HipObjects.h"
 
@@ -108,6 +109,41 @@ public:
     }
     Status synchronize() override {
         return check(api().hipStreamSynchronize(stream_), "hipStreamSynchronize", "");
+    }
+    Status beginCapture() override {
+        ScopedDevice scope(api(), context_.ordinal);
+        // Thread-local: a call of this thread that is unsafe while a stream records (an
+        // allocation, a synchronous copy, a synchronize) fails and spoils the recording rather
+        // than running at recording time; other threads are left alone.
+        return check(api().hipStreamBeginCapture(stream_, kHipStreamCaptureModeThreadLocal),
+                     "hipStreamBeginCapture", "");
+    }
+    Expected<std::unique_ptr<CommandBufferBackend>> endCapture() override {
+        ScopedDevice scope(api(), context_.ordinal);
+        GraphHandle graph = nullptr;
+        HipError const result = api().hipStreamEndCapture(stream_, &graph);
+        if (result != kHipSuccess) {
+            if (graph)
+                (void)api().hipGraphDestroy(graph);
+            return check(result, "hipStreamEndCapture",
+                         result == kHipErrorStreamCaptureInvalidated
+                             ? "a call made while recording that HIP refuses then (an "
+                               "allocation, a synchronous copy, a synchronize) spoiled it"
+                             : "")
+                .error();
+        }
+        return instantiateHipGraph(context_, graph);
+    }
+    void abandonCapture() override {
+        ScopedDevice scope(api(), context_.ordinal);
+        GraphHandle graph = nullptr;
+        if (api().hipStreamEndCapture(stream_, &graph) == kHipSuccess && graph)
+            (void)api().hipGraphDestroy(graph);
+    }
+    Status replay(CommandBufferBackend const& buffer) override {
+        ScopedDevice scope(api(), context_.ordinal);
+        return check(api().hipGraphLaunch(static_cast<GraphExecHandle>(buffer.native()), stream_),
+                     "hipGraphLaunch", "");
     }
     void* native() const override { return stream_; }
 

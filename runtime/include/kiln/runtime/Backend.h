@@ -1,11 +1,11 @@
 // Backend.h: the interfaces a platform (CUDA, HIP) implements for streams, events and loaded
 // code.
 //
-// Users hold the value types (Stream, Event, Module, Kernel); these are what a platform provides
-// underneath. Each platform implements Platform, Device and the four classes below; nothing
-// above this line knows which platform runs. native() hands out the platform's own handle
-// (CUstream, CUevent, CUfunction, or hipStream_t, hipEvent_t, hipFunction_t) for code that
-// calls the driver directly.
+// Users hold the value types (Stream, Event, CommandBuffer, Module, Kernel); these are what a
+// platform provides underneath. Each platform implements Platform, Device and the five classes
+// below; nothing above this line knows which platform runs. native() hands out the platform's own
+// handle (CUstream, CUevent, CUgraphExec, CUfunction, or hipStream_t, hipEvent_t, hipGraphExec_t,
+// hipFunction_t) for code that calls the driver directly.
 #pragma once
 
 #include "kiln/runtime/KernelAttributes.h"
@@ -35,6 +35,15 @@ public:
     virtual void* native() const = 0;
 };
 
+/// Work recorded from a stream, ready to replay: a CUDA or HIP graph and its executable form,
+/// both owned and destroyed with it.
+class CommandBufferBackend {
+public:
+    virtual ~CommandBufferBackend() = default;
+    /// The platform's executable graph (CUgraphExec, hipGraphExec_t).
+    virtual void* native() const = 0;
+};
+
 /// An in-order queue of device work.
 class StreamBackend {
 public:
@@ -57,6 +66,19 @@ public:
     virtual Status waitFor(EventBackend const& event) = 0;
     /// Waits on the host until all work so far is done.
     virtual Status synchronize() = 0;
+
+    /// Starts recording: until endCapture(), the work given to this stream is recorded, not run.
+    /// Calls of this thread that are unsafe while a stream records (allocations, a device
+    /// synchronize; on HIP synchronous copies too) fail and spoil the recording.
+    virtual Status beginCapture() = 0;
+    /// Stops recording and instantiates what was recorded. The stream has left capture mode when
+    /// this returns, whether it succeeds or not.
+    virtual Expected<std::unique_ptr<CommandBufferBackend>> endCapture() = 0;
+    /// Stops recording and throws away what was recorded (after a failure while recording).
+    virtual void abandonCapture() = 0;
+    /// Runs the recorded work of `buffer`, as one submission, after the work so far.
+    virtual Status replay(CommandBufferBackend const& buffer) = 0;
+
     /// The platform's handle.
     virtual void* native() const = 0;
 };

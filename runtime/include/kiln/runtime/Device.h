@@ -33,6 +33,11 @@ public:
     virtual Status copyToDevice(std::uint64_t dst, void const* src, std::size_t bytes) = 0;
     /// Synchronous device-to-host copy.
     virtual Status copyToHost(void* dst, std::uint64_t src, std::size_t bytes) = 0;
+    /// Allocates `bytes` of page-locked host memory, which streams copy asynchronously
+    /// (PinnedHostMemory<T> is the owning way).
+    virtual Expected<void*> allocatePinnedHost(std::size_t bytes) = 0;
+    /// Frees memory from allocatePinnedHost().
+    virtual Status deallocatePinnedHost(void* host) = 0;
 
     /// A new stream (Stream::create is the usual way).
     virtual Expected<std::unique_ptr<StreamBackend>> newStream() = 0;

@@ -8,6 +8,14 @@
 // checked at compile time (non-narrowing conversions to the kernel's Params only); an untyped
 // launch checks its KernelArguments at run time. Every launch checks grid, block and shared
 // memory against the device and kernel first.
+//
+// Copies between the device and the host are queued like everything else; when the host side is
+// read or written depends on the host memory. Page-locked memory (PinnedHostMemory) is copied
+// asynchronously: the call returns at once and the stream reads or writes the memory when it
+// gets there, so leave it alone until synchronize() (or an event after the copy). Pageable
+// memory (a std::vector) goes through the driver's staging and the call may wait for it; keep it
+// valid and unchanged until synchronize() all the same. A CommandBuffer records a stream's work
+// for replay (CommandBuffer.h).
 #pragma once
 
 #include "kiln/runtime/Backend.h"
@@ -29,6 +37,8 @@
 #include <utility>
 
 namespace kiln::runtime {
+
+class CommandBuffer;
 
 /// Whether an Arg converts to the kernel parameter type Param without narrowing.
 template <class Param, class Arg>
@@ -59,14 +69,16 @@ public:
     Stream& launch(Kernel const& kernel, LaunchConfig const& config,
                    KernelArguments const& arguments);
 
-    /// Copies host elements to a buffer of the same size.
+    /// Copies host elements (a span, a std::vector, PinnedHostMemory) to a buffer of the same
+    /// size.
     template <class T>
     Stream& copy(DeviceMemory<T>& dst, std::type_identity_t<std::span<T const>> src) {
         return then(checkSizes("copy to device", dst.size(), src.size()), [&] {
             return backend_->copyHostToDevice(dst.pointer().address(), src.data(), dst.bytes());
         });
     }
-    /// Copies a buffer to host elements of the same size.
+    /// Copies a buffer to host elements (a span, a std::vector, PinnedHostMemory) of the same
+    /// size.
     template <class T>
     Stream& copy(std::type_identity_t<std::span<T>> dst, DeviceMemory<T> const& src) {
         return then(checkSizes("copy to host", src.size(), dst.size()), [&] {
@@ -99,9 +111,13 @@ public:
     Stream& waitFor(Event const& event) {
         return then(Status(), [&] { return backend_->waitFor(event.backend()); });
     }
+    /// Runs the work recorded in `buffer`, after the work so far; any stream of the device the
+    /// buffer was recorded on may replay it, any number of times.
+    Stream& replay(CommandBuffer const& buffer);
 
     /// Waits for all work so far; returns the first failure since the last synchronize (a
-    /// queued failure, or the device's) and clears it.
+    /// queued failure, or the device's) and clears it. While the stream records a command
+    /// buffer there is nothing to wait for: that is an error, which fails the recording.
     Status synchronize();
     /// The first failure so far, or success.
     Status const& status() const { return status_; }
@@ -112,11 +128,14 @@ public:
     StreamBackend& backend() const { return *backend_; }
 
 private:
+    friend class CommandBuffer; // records through the stream: its state and backend
+
     Stream(std::shared_ptr<Device> device, std::unique_ptr<StreamBackend> backend)
         : device_(std::move(device))
         , backend_(std::move(backend)) {}
 
     Stream& launchChecked(Kernel const& kernel, LaunchConfig const& config, void** arguments);
+    Status checkDevice(std::string const& what, DeviceDescription const& other) const;
     static Status checkSizes(char const* what, std::size_t expected, std::size_t given);
     template <class F>
     Stream& then(Status precondition, F&& operation) {
@@ -129,6 +148,7 @@ private:
     std::shared_ptr<Device> device_;
     std::unique_ptr<StreamBackend> backend_;
     Status status_;
+    bool recording_ = false; ///< inside CommandBuffer::record
 };
 
 } // namespace kiln::runtime

@@ -4,9 +4,10 @@
 // cuGetProcAddress_v2 (or the CUDA 11.3 cuGetProcAddress) with dlsym, and resolves every other
 // entry point through it at the ABI version its pointer type names (PFN_cuMemAlloc_v3020 at
 // 3020, ...). That is what picks cuMemAlloc_v2 rather than the 32-bit cuMemAlloc: dlsym by the
-// plain name would return the old ABI. Entry points newer than the driver (cuFuncGetParamInfo,
-// CUDA 12.4) are optional and null when missing. Only this header and the CUDA platform's
-// sources include <cuda.h>; it is available when KILN_HAVE_CUDA is 1.
+// plain name would return the old ABI. Entry points newer than some drivers Kiln runs on
+// (cuFuncGetParamInfo, CUDA 12.4; cuGraphInstantiateWithFlags, CUDA 11.4) are optional and null
+// when missing. Only this header and the CUDA platform's sources include <cuda.h>; it is available
+// when KILN_HAVE_CUDA is 1.
 #pragma once
 
 #include "kiln/runtime/Status.h"
@@ -38,6 +39,8 @@ struct CudaFunctions {
     PFN_cuCtxSynchronize_v2000 cuCtxSynchronize = nullptr;
     PFN_cuMemAlloc_v3020 cuMemAlloc = nullptr;
     PFN_cuMemFree_v3020 cuMemFree = nullptr;
+    PFN_cuMemHostAlloc_v2020 cuMemHostAlloc = nullptr;
+    PFN_cuMemFreeHost_v2000 cuMemFreeHost = nullptr;
     PFN_cuMemcpyHtoD_v3020 cuMemcpyHtoD = nullptr;
     PFN_cuMemcpyDtoH_v3020 cuMemcpyDtoH = nullptr;
     PFN_cuMemcpyHtoDAsync_v3020 cuMemcpyHtoDAsync = nullptr;
@@ -54,6 +57,11 @@ struct CudaFunctions {
     PFN_cuStreamDestroy_v4000 cuStreamDestroy = nullptr;
     PFN_cuStreamSynchronize_v2000 cuStreamSynchronize = nullptr;
     PFN_cuStreamWaitEvent_v3020 cuStreamWaitEvent = nullptr;
+    PFN_cuStreamBeginCapture_v10010 cuStreamBeginCapture = nullptr;
+    PFN_cuStreamEndCapture_v10000 cuStreamEndCapture = nullptr;
+    PFN_cuGraphLaunch_v10000 cuGraphLaunch = nullptr;
+    PFN_cuGraphExecDestroy_v10000 cuGraphExecDestroy = nullptr;
+    PFN_cuGraphDestroy_v10000 cuGraphDestroy = nullptr;
     PFN_cuEventCreate_v2000 cuEventCreate = nullptr;
     PFN_cuEventDestroy_v4000 cuEventDestroy = nullptr;
     PFN_cuEventRecord_v2000 cuEventRecord = nullptr;
@@ -61,6 +69,8 @@ struct CudaFunctions {
     PFN_cuEventElapsedTime_v2000 cuEventElapsedTime = nullptr;
     /// Optional (CUDA 12.4+): null when the driver is older.
     PFN_cuFuncGetParamInfo_v12040 cuFuncGetParamInfo = nullptr;
+    /// Optional (CUDA 11.4+): null when the driver is older, which then has no command buffers.
+    PFN_cuGraphInstantiateWithFlags_v11040 cuGraphInstantiateWithFlags = nullptr;
 };
 
 /// A loaded CUDA driver: its library handle, its entry points and its version.

@@ -32,6 +32,8 @@ inline constexpr HipError kHipErrorInvalidKernelFile = 218; // hipErrorInvalidKe
 inline constexpr HipError kHipErrorSharedObjectSymbolNotFound = 302;
 inline constexpr HipError kHipErrorSharedObjectInitFailed = 303;
 inline constexpr HipError kHipErrorNotFound = 500;
+// hipErrorStreamCaptureInvalidated:
+inline constexpr HipError kHipErrorStreamCaptureInvalidated = 901;
 
 /// Opaque handles: hipStream_t, hipEvent_t, hipModule_t and hipFunction_t are pointers to
 /// incomplete structures; hipDevice_t is an int (the ordinal); hipDeviceptr_t is a void*.
@@ -41,6 +43,10 @@ using ModuleHandle = struct HipModuleObject*;
 using FunctionHandle = struct HipFunctionObject*;
 using DeviceHandle = int;
 using DeviceAddress = void*;
+/// hipGraph_t, hipGraphExec_t and hipGraphNode_t: pointers to incomplete structures as well.
+using GraphHandle = struct HipGraphObject*;
+using GraphExecHandle = struct HipGraphExecObject*;
+using GraphNodeHandle = struct HipGraphNodeObject*;
 
 /// hipDeviceAttribute_t as renumbered in ROCm 5.0 (CUDA-compatible attributes from 0, AMD
 /// ones from 10000); the values are the enumerators' positions in hip_runtime_api.h.
@@ -80,6 +86,11 @@ enum class HipFunctionAttribute : int {
 
 /// hipStreamNonBlocking: the stream does not synchronize with the null stream.
 inline constexpr unsigned kHipStreamNonBlocking = 0x01;
+/// hipStreamCaptureModeThreadLocal (hipStreamCaptureMode, a C enum passed as an int): while a
+/// stream records, calls of this thread that cannot be recorded fail instead of running.
+inline constexpr int kHipStreamCaptureModeThreadLocal = 1;
+/// hipHostMallocPortable: the page-locked memory is so for every device, not only the current.
+inline constexpr unsigned kHipHostMallocPortable = 0x01;
 
 /// The keys of hipModuleLaunchKernel's `extra` array (HIP_LAUNCH_PARAM_BUFFER_POINTER,
 /// HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END): the packed kernel arguments, their size.
@@ -104,6 +115,8 @@ struct HipFunctions {
     HipError (*hipDeviceSynchronize)() = nullptr;
     HipError (*hipMalloc)(void** address, std::size_t bytes) = nullptr;
     HipError (*hipFree)(void* address) = nullptr;
+    HipError (*hipHostMalloc)(void** host, std::size_t bytes, unsigned flags) = nullptr;
+    HipError (*hipHostFree)(void* host) = nullptr;
     HipError (*hipMemcpyHtoD)(DeviceAddress dst, void const* src, std::size_t bytes) = nullptr;
     HipError (*hipMemcpyDtoH)(void* dst, DeviceAddress src, std::size_t bytes) = nullptr;
     HipError (*hipMemcpyHtoDAsync)(DeviceAddress dst, void const* src, std::size_t bytes,
@@ -119,6 +132,14 @@ struct HipFunctions {
     HipError (*hipStreamSynchronize)(StreamHandle stream) = nullptr;
     HipError (*hipStreamWaitEvent)(StreamHandle stream, EventHandle event,
                                    unsigned flags) = nullptr;
+    HipError (*hipStreamBeginCapture)(StreamHandle stream, int mode) = nullptr;
+    HipError (*hipStreamEndCapture)(StreamHandle stream, GraphHandle* graph) = nullptr;
+    HipError (*hipGraphInstantiate)(GraphExecHandle* exec, GraphHandle graph,
+                                    GraphNodeHandle* errorNode, char* log,
+                                    std::size_t logBytes) = nullptr;
+    HipError (*hipGraphLaunch)(GraphExecHandle exec, StreamHandle stream) = nullptr;
+    HipError (*hipGraphExecDestroy)(GraphExecHandle exec) = nullptr;
+    HipError (*hipGraphDestroy)(GraphHandle graph) = nullptr;
     HipError (*hipEventCreate)(EventHandle* event) = nullptr;
     HipError (*hipEventDestroy)(EventHandle event) = nullptr;
     HipError (*hipEventRecord)(EventHandle event, StreamHandle stream) = nullptr;

@@ -4,6 +4,7 @@
 #include "GemmReference.h"
 #include "kiln/graph/Reference.h"
 #include "kiln/lowering/LaunchShape.h"
+#include "kiln/runtime/CommandBuffer.h"
 #include "kiln/runtime/DeviceMemory.h"
 #include "kiln/runtime/Event.h"
 #include "kiln/runtime/Kernel.h"
@@ -350,32 +351,38 @@ runtime::Expected<DeviceRunResult> DeviceProblem::run(runtime::Kernel const& ker
     for (auto& [name, t] : s.tensors)
         stream.copy(t.working, s.inputs.at(name));
 
-    // Arguments, in the kernel's parameter order.
-    runtime::KernelArguments arguments;
-    for (auto const& arg : lowered.arguments) {
-        switch (arg.kind) {
-        case KernelArgument::Kind::Tensor: {
-            auto const found = s.tensors.find(arg.name);
-            if (found == s.tensors.end())
-                return Error(ErrorCode::InvalidArgument,
-                             fmt::format("the kernel takes a tensor '{}' the Command does not "
-                                         "have",
-                                         arg.name));
-            Tensor const& t = found->second;
-            addTensor(arguments, arg.dtype, t.working.pointer().address());
-            double const size = static_cast<double>(s.bindings.tensors.at(arg.name).elements() *
-                                                    sizeInBytes(arg.dtype));
-            result.bytes += size * static_cast<double>(accesses(lowered, arg.name));
-            break;
+    // Arguments, in the kernel's parameter order, with each tensor at `address(name)`.
+    auto const argumentsAt =
+        [&](auto const& address) -> runtime::Expected<runtime::KernelArguments> {
+        runtime::KernelArguments arguments;
+        for (auto const& arg : lowered.arguments) {
+            switch (arg.kind) {
+            case KernelArgument::Kind::Tensor:
+                if (!s.tensors.count(arg.name))
+                    return Error(ErrorCode::InvalidArgument,
+                                 fmt::format("the kernel takes a tensor '{}' the Command does "
+                                             "not have",
+                                             arg.name));
+                addTensor(arguments, arg.dtype, address(arg.name));
+                break;
+            case KernelArgument::Kind::Scalar:
+                addScalar(arguments, arg.dtype, s.bindings.scalars.at(arg.name));
+                break;
+            case KernelArgument::Kind::Size:
+                arguments.add(s.bindings.sizes.at(arg.name));
+                break;
+            }
         }
-        case KernelArgument::Kind::Scalar:
-            addScalar(arguments, arg.dtype, s.bindings.scalars.at(arg.name));
-            break;
-        case KernelArgument::Kind::Size:
-            arguments.add(s.bindings.sizes.at(arg.name));
-            break;
-        }
-    }
+        return arguments;
+    };
+    KILN_ASSIGN_OR_RETURN(auto const arguments, argumentsAt([&](std::string const& name) {
+                              return s.tensors.at(name).working.pointer().address();
+                          }));
+    for (auto const& arg : lowered.arguments)
+        if (arg.kind == KernelArgument::Kind::Tensor)
+            result.bytes += static_cast<double>(s.bindings.tensors.at(arg.name).elements() *
+                                                sizeInBytes(arg.dtype)) *
+                            static_cast<double>(accesses(lowered, arg.name));
     auto const shape = lowering::launchShape(lowered);
     BindingsEnvironment const environment(s.bindings);
     for (int a = 0; a < 3; ++a) {
@@ -429,12 +436,15 @@ runtime::Expected<DeviceRunResult> DeviceProblem::run(runtime::Kernel const& ker
         return result;
     for (int i = 0; i < options.warmup; ++i)
         stream.launch(kernel, config, arguments);
-    // Timed in rounds: each round queues its launches, each between its own pair of events
-    // and after a write of the L2 buffer, and waits once.
+    // Timed in rounds: each round queues its samples and waits once. A sample is one launch
+    // between its own pair of events, after a write of the L2 buffer; or, for a short kernel,
+    // a replayed command buffer of many launches (below).
     using Clock = std::chrono::steady_clock;
     auto const start = Clock::now();
     bool const adaptive = options.maxRepetitions > options.repetitions;
     int const most = adaptive ? options.maxRepetitions : options.repetitions;
+    std::optional<runtime::CommandBuffer> replayed;
+    std::vector<runtime::DeviceMemory<std::uint8_t>> copies;
     int round = options.repetitions;
     while (true) {
         while (s.events.size() < 2 * static_cast<std::size_t>(round)) {
@@ -442,6 +452,10 @@ runtime::Expected<DeviceRunResult> DeviceProblem::run(runtime::Kernel const& ker
             s.events.push_back(std::move(event));
         }
         for (int i = 0; i < round; ++i) {
+            if (replayed) {
+                stream.record(s.events[2 * i]).replay(*replayed).record(s.events[2 * i + 1]);
+                continue;
+            }
             if (!s.flush.empty())
                 stream.fill(s.flush, static_cast<std::uint32_t>(result.samplesMs.size() + i + 1));
             stream.record(s.events[2 * i])
@@ -453,19 +467,59 @@ runtime::Expected<DeviceRunResult> DeviceProblem::run(runtime::Kernel const& ker
         for (int i = 0; i < round; ++i) {
             KILN_ASSIGN_OR_RETURN(double ms,
                                   s.events[2 * i + 1].millisecondsSince(s.events[2 * i]));
-            result.samplesMs.push_back(ms);
+            result.samplesMs.push_back(ms / result.launchesPerSample);
         }
         auto const [median, precision] = medianAndPrecision(result.samplesMs);
         result.medianMs = median;
         result.precision = precision;
         int const done = static_cast<int>(result.samplesMs.size());
         double const seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        if (!replayed && median < options.replayBelowMs && seconds < options.maxSeconds) {
+            // Tens of microseconds: the cost of each launch and of its events would count.
+            // Instead, many launches recorded once and replayed between one pair of events,
+            // each on its own copy of the tensors (as many copies as fill twice L2, at most
+            // 32), so that no launch finds its inputs in L2 from the one before.
+            std::size_t tensorBytes = 0;
+            for (auto const& [name, t] : s.tensors)
+                tensorBytes += t.working.size();
+            auto const l2 = static_cast<std::size_t>(
+                std::max<std::int64_t>(s.device->description().l2Bytes, 0));
+            std::size_t const sets =
+                std::clamp<std::size_t>(2 * l2 / std::max<std::size_t>(tensorBytes, 1) + 1, 1, 32);
+            std::vector<runtime::KernelArguments> rotation{arguments};
+            for (std::size_t c = 1; c < sets; ++c) {
+                std::map<std::string, std::uint64_t> at;
+                for (auto const& [name, t] : s.tensors) {
+                    KILN_ASSIGN_OR_RETURN(auto copy, runtime::DeviceMemory<std::uint8_t>::allocate(
+                                                         s.device, t.working.size()));
+                    stream.copy(copy, s.inputs.at(name));
+                    at[name] = copy.pointer().address();
+                    copies.push_back(std::move(copy));
+                }
+                KILN_ASSIGN_OR_RETURN(
+                    auto args, argumentsAt([&](std::string const& name) { return at.at(name); }));
+                rotation.push_back(std::move(args));
+            }
+            int const launches = std::clamp(static_cast<int>(1.0 / std::max(median, 1e-4)),
+                                            static_cast<int>(sets), 256);
+            KILN_ASSIGN_OR_RETURN(auto buffer,
+                                  runtime::CommandBuffer::record(stream, [&](runtime::Stream& r) {
+                                      for (int l = 0; l < launches; ++l)
+                                          r.launch(kernel, config, rotation[l % sets]);
+                                  }));
+            replayed.emplace(std::move(buffer));
+            stream.replay(*replayed); // warm-up
+            result.launchesPerSample = launches;
+            result.samplesMs.clear();
+            round = options.repetitions;
+            continue;
+        }
         if (!adaptive || done >= most || precision <= options.precision ||
             seconds >= options.maxSeconds)
             break;
         // Half again as many, but never past the cap or (at the rate so far) the time left.
-        double const perLaunch = seconds / done;
-        int const inTime = static_cast<int>((options.maxSeconds - seconds) / perLaunch) + 1;
+        double const perSample = seconds / done;
+        int const inTime = static_cast<int>((options.maxSeconds - seconds) / perSample) + 1;
         round = std::clamp(done / 2, 1, std::min(most - done, inTime));
     }
     result.minMs = *std::min_element(result.samplesMs.begin(), result.samplesMs.end());

@@ -10,7 +10,10 @@
 // tensor with the reference on the device (DeviceCompare.h: only the error comes back), then
 // times it with device events: warm-up first, then repetitions, each after a write of the L2
 // buffer so that no repetition finds its inputs in L2 from the one before, until the median is
-// known within the precision asked for or the time cap is reached.
+// known within the precision asked for or the time cap is reached. A kernel of tens of
+// microseconds is timed instead as a command buffer (runtime/CommandBuffer.h) of many launches,
+// each on its own copy of the tensors, replayed between one pair of events, so that the cost
+// of launching and of the events does not count.
 #pragma once
 #include "kiln/graph/Bindings.h"
 #include "kiln/graph/Command.h"
@@ -36,6 +39,9 @@ struct DeviceRunOptions {
     int maxRepetitions = 0;
     double precision = 0.01; ///< the median's 95% confidence half-width, relative to it
     double maxSeconds = 1.0;
+    /// A kernel whose median launch is shorter than this is timed as a replayed command
+    /// buffer of many launches on rotating copies of its tensors (0: never).
+    double replayBelowMs = 0.05;
     bool flushL2 = true; ///< write 2 x L2 bytes before each timed repetition
     /// GEMM Commands of more FLOPs than this are checked against cuBLAS where it loads.
     double deviceReferenceFlops = 1e8;
@@ -50,6 +56,7 @@ struct DeviceRunResult {
     double medianMs = 0, minMs = 0; ///< per launch, when timed
     std::vector<double> samplesMs;  ///< every timed launch, in order
     double precision = 0;           ///< the median's 95% confidence half-width, relative
+    int launchesPerSample = 1;      ///< above 1: each sample is a replay's mean per launch
     double bytes = 0;  ///< bytes the kernel must move: each tensor loaded, each tensor stored
     int registers = 0; ///< from ptxas (0 when the driver compiled the PTX)
     std::array<std::int64_t, 3> grid{1, 1, 1};

@@ -316,6 +316,7 @@ nlohmann::json measureOnDevice(nlohmann::json const& request, OnDevice& state) {
     answer["samples_us"] = samples;
     answer["reference"] = r.reference;
     answer["extra"] = {{"median_precision", r.precision},
+                       {"launches_per_sample", r.launchesPerSample},
                        {"max_relative_error", r.maxRelativeError}};
     return answer;
 }

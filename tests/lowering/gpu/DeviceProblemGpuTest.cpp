@@ -120,6 +120,16 @@ TEST_F(DeviceProblemGpuTest, TimingStopsWhereItIsTold) {
     KILN_ASSERT_OK_AND_ASSIGN(auto fixed, onDevice->run(loaded.kernel, graph, kernel.sharedBytes,
                                                         {.warmup = 1, .repetitions = 7}));
     EXPECT_EQ(fixed.samplesMs.size(), 7u);
+    // 2^22 elements take about 20 us: timed as replays of many launches on rotating copies,
+    // which the cost of a launch and its events no longer slows.
+    EXPECT_GT(fixed.launchesPerSample, 1);
+    KILN_ASSERT_OK_AND_ASSIGN(auto each,
+                              onDevice->run(loaded.kernel, graph, kernel.sharedBytes,
+                                            {.warmup = 1, .repetitions = 7, .replayBelowMs = 0}));
+    EXPECT_EQ(each.launchesPerSample, 1);
+    EXPECT_LE(fixed.medianMs, 1.1 * each.medianMs);
+    std::printf("[ gpu      ] axpy 2^22: %.4f ms a launch, %.4f ms replayed (%d a replay)\n",
+                each.medianMs, fixed.medianMs, fixed.launchesPerSample);
     KILN_ASSERT_OK_AND_ASSIGN(auto adaptive, onDevice->run(loaded.kernel, graph, kernel.sharedBytes,
                                                            {.warmup = 1,
                                                             .repetitions = 5,

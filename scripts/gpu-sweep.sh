@@ -4,7 +4,8 @@
 #   1. the README's main job (make demo's tune: the f16 GEMM at 4096^3 over
 #      examples/gemm.space.json, budget 96, -j nproc) with an empty compile cache;
 #   2. the same sweep again into a new database: compiles come from the cache;
-#   3. `kiln run` of the winner, to set its time beside the one the sweep recorded.
+#   3. Triton compiling and timing 16 configs of its tutorial GEMM, and cuBLAS, at the same size;
+#   4. `kiln run` of the winner, to set its time beside the one the sweep recorded.
 # Logs, databases and a summary go to $OUT; a short table is printed last.
 #
 #   OUT=/tmp/out scripts/gpu-sweep.sh          # build folder: $KILN_GPU_BUILD or /tmp/kiln-sweep
@@ -57,6 +58,10 @@ sweep() { # NAME CACHE: one sweep as `make demo` runs it, timed
 }
 sweep first /tmp/kiln-cache
 sweep again /tmp/kiln-cache
+
+step "peers: Triton compiling and timing configs, cuBLAS"
+timeout 300 python3 bench/peers/triton_sweep.py "$SIZE" >"$OUT/triton.log" 2>&1 || status=1
+grep -E "^(triton|torch)" "$OUT/triton.log" | tee -a "$OUT/summary.txt"
 
 step "kiln run of the winner"
 winner=$("$KILN" db best "$OUT/first/tuning.jsonl" | sed -n 's/.* at \([A-Z_0-9=,]*\)$/\1/p' | head -1)

@@ -10,6 +10,8 @@
 #
 #   OUT=/tmp/out scripts/gpu-sweep.sh          # build folder: $KILN_GPU_BUILD or /tmp/kiln-sweep
 #   SKIP="tests" BUDGET=96 SIZE=4096 ...       # leave the GPU tests out; the defaults
+#   GPUS="1 2" ...                             # also: the sweep on the first 1, then 2 GPUs
+#                                              # (CUDA_VISIBLE_DEVICES), each from a cold cache
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -45,11 +47,11 @@ if want tests; then
         | sed 's/^[0-9]*: //' | awk '!seen[$0]++' | head -60
 fi
 
-sweep() { # NAME CACHE: one sweep as `make demo` runs it, timed
-    local name=$1 cache=$2
+sweep() { # NAME CACHE [DEVICES]: one sweep as `make demo` runs it, timed
+    local name=$1 cache=$2 devices=${3:-${CUDA_VISIBLE_DEVICES:-}}
     step "sweep $name (cache $cache)"
     local start=$SECONDS
-    KILN_CACHE_DIR=$cache timeout 400 "$KILN" tune examples/gemm-f16.json \
+    CUDA_VISIBLE_DEVICES=$devices KILN_CACHE_DIR=$cache timeout 400 "$KILN" tune examples/gemm-f16.json \
         --space examples/gemm.space.json --size M=$SIZE --size N=$SIZE --size K=$SIZE \
         --budget "$BUDGET" -j "$JOBS" -o "$OUT/$name" >"$OUT/$name.log" 2>&1 || status=1
     echo "$name: $((SECONDS - start)) s wall" | tee -a "$OUT/summary.txt"
@@ -58,6 +60,9 @@ sweep() { # NAME CACHE: one sweep as `make demo` runs it, timed
 }
 sweep first /tmp/kiln-cache
 sweep again /tmp/kiln-cache
+for n in ${GPUS:-}; do
+    sweep "gpus-$n" "/tmp/kiln-cache-gpus-$n" "$(seq -s, 0 $((n - 1)))"
+done
 
 step "peers: Triton compiling and timing configs, cuBLAS"
 timeout 300 python3 bench/peers/triton_sweep.py "$SIZE" >"$OUT/triton.log" 2>&1 || status=1

@@ -48,10 +48,11 @@ if want tests; then
 fi
 
 sweep() { # NAME CACHE [DEVICES]: one sweep as `make demo` runs it, timed
-    local name=$1 cache=$2 devices=${3:-${CUDA_VISIBLE_DEVICES:-}}
+    local name=$1 cache=$2
     step "sweep $name (cache $cache)"
     local start=$SECONDS
-    CUDA_VISIBLE_DEVICES=$devices KILN_CACHE_DIR=$cache timeout 400 "$KILN" tune examples/gemm-f16.json \
+    # An empty CUDA_VISIBLE_DEVICES hides every GPU: set it only to name some.
+    env ${3:+CUDA_VISIBLE_DEVICES=$3} KILN_CACHE_DIR="$cache" timeout 400 "$KILN" tune examples/gemm-f16.json \
         --space examples/gemm.space.json --size M=$SIZE --size N=$SIZE --size K=$SIZE \
         --budget "$BUDGET" -j "$JOBS" -o "$OUT/$name" >"$OUT/$name.log" 2>&1 || status=1
     echo "$name: $((SECONDS - start)) s wall" | tee -a "$OUT/summary.txt"
@@ -69,13 +70,15 @@ timeout 300 python3 bench/peers/triton_sweep.py "$SIZE" >"$OUT/triton.log" 2>&1 
 grep -E "^(triton|torch)" "$OUT/triton.log" | tee -a "$OUT/summary.txt"
 
 step "kiln run of the winner"
-winner=$("$KILN" db best "$OUT/first/tuning.jsonl" | sed -n 's/.* at \([A-Z_0-9=,]*\)$/\1/p' | head -1)
-recorded=$("$KILN" db best "$OUT/first/tuning.jsonl" | sed -n 's/.*: \([0-9.]*\) us.*/\1/p' | head -1)
+db="$OUT/first/tuning.jsonl"
+[ -n "${GPUS:-}" ] && db="$OUT/gpus-${GPUS%% *}/tuning.jsonl"
+winner=$("$KILN" db best "$db" | sed -n 's/.* at \([A-Z_0-9=,]*\)$/\1/p' | head -1)
+recorded=$("$KILN" db best "$db" | sed -n 's/.*: \([0-9.]*\) us.*/\1/p' | head -1)
 echo "winner $winner, recorded ${recorded} us" | tee -a "$OUT/summary.txt"
 if [ -n "$winner" ]; then
     for i in 1 2; do
         "$KILN" run examples/gemm-f16.json --pipeline rules/gemm.pipeline.json --params "$winner" \
-            --target "$(sed -n 's/.*for \(sm_[0-9a-z]*\) .*/\1/p' "$OUT/first.log" | head -1)" \
+            --target "$(sed -n 's/.*for \(sm_[0-9a-z]*\) .*/\1/p' "${db%/tuning.jsonl}.log" | head -1)" \
             --size M=$SIZE --size N=$SIZE --size K=$SIZE --repetitions 100 2>&1 \
             | tee -a "$OUT/run.log" | grep -E "time|error" | tee -a "$OUT/summary.txt"
     done

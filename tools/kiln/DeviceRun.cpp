@@ -337,6 +337,57 @@ DeviceProblem::create(std::shared_ptr<runtime::Device> device, Command const& co
     return std::unique_ptr<DeviceProblem>(new DeviceProblem(std::move(s)));
 }
 
+namespace {
+
+// A short kernel's command buffer: `launches` launches, each on its own copy of the tensors (as
+// many copies as fill twice L2, at most 32, so that no launch finds its inputs in L2 from the one
+// before), and the copies it names.
+struct Replay {
+    runtime::CommandBuffer buffer;
+    int launches = 0;
+    std::vector<runtime::DeviceMemory<std::uint8_t>> copies;
+};
+
+template <class ArgumentsAt>
+runtime::Expected<Replay> recordReplay(DeviceProblem::State& s, runtime::Kernel const& kernel,
+                                       runtime::LaunchConfig const& config,
+                                       runtime::KernelArguments const& arguments,
+                                       ArgumentsAt const& argumentsAt, double medianMs) {
+    std::size_t tensorBytes = 0;
+    for (auto const& [name, t] : s.tensors)
+        tensorBytes += t.working.size();
+    auto const l2 =
+        static_cast<std::size_t>(std::max<std::int64_t>(s.device->description().l2Bytes, 0));
+    std::size_t const sets =
+        std::clamp<std::size_t>(2 * l2 / std::max<std::size_t>(tensorBytes, 1) + 1, 1, 32);
+    std::vector<runtime::DeviceMemory<std::uint8_t>> copies;
+    std::vector<runtime::KernelArguments> rotation{arguments};
+    for (std::size_t c = 1; c < sets; ++c) {
+        std::map<std::string, std::uint64_t> at;
+        for (auto const& [name, t] : s.tensors) {
+            KILN_ASSIGN_OR_RETURN(auto copy, runtime::DeviceMemory<std::uint8_t>::allocate(
+                                                 s.device, t.working.size()));
+            s.stream->copy(copy, s.inputs.at(name));
+            at[name] = copy.pointer().address();
+            copies.push_back(std::move(copy));
+        }
+        KILN_ASSIGN_OR_RETURN(auto args,
+                              argumentsAt([&](std::string const& name) { return at.at(name); }));
+        rotation.push_back(std::move(args));
+    }
+    // About a millisecond a replay, and every copy used.
+    int const launches =
+        std::clamp(static_cast<int>(1.0 / std::max(medianMs, 1e-4)), static_cast<int>(sets), 256);
+    KILN_ASSIGN_OR_RETURN(auto buffer,
+                          runtime::CommandBuffer::record(*s.stream, [&](runtime::Stream& r) {
+                              for (int l = 0; l < launches; ++l)
+                                  r.launch(kernel, config, rotation[std::size_t(l) % sets]);
+                          }));
+    return Replay{std::move(buffer), launches, std::move(copies)};
+}
+
+} // namespace
+
 runtime::Expected<DeviceRunResult> DeviceProblem::run(runtime::Kernel const& kernel,
                                                       KernelGraph const& lowered,
                                                       std::size_t sharedBytes,
@@ -445,6 +496,7 @@ runtime::Expected<DeviceRunResult> DeviceProblem::run(runtime::Kernel const& ker
     int const most = adaptive ? options.maxRepetitions : options.repetitions;
     std::optional<runtime::CommandBuffer> replayed;
     std::vector<runtime::DeviceMemory<std::uint8_t>> copies;
+    bool replayTried = false;
     int round = options.repetitions;
     while (true) {
         while (s.events.size() < 2 * static_cast<std::size_t>(round)) {
@@ -474,45 +526,23 @@ runtime::Expected<DeviceRunResult> DeviceProblem::run(runtime::Kernel const& ker
         result.precision = precision;
         int const done = static_cast<int>(result.samplesMs.size());
         double const seconds = std::chrono::duration<double>(Clock::now() - start).count();
-        if (!replayed && median < options.replayBelowMs && seconds < options.maxSeconds) {
+        if (!replayTried && median < options.replayBelowMs && seconds < options.maxSeconds) {
             // Tens of microseconds: the cost of each launch and of its events would count.
-            // Instead, many launches recorded once and replayed between one pair of events,
-            // each on its own copy of the tensors (as many copies as fill twice L2, at most
-            // 32), so that no launch finds its inputs in L2 from the one before.
-            std::size_t tensorBytes = 0;
-            for (auto const& [name, t] : s.tensors)
-                tensorBytes += t.working.size();
-            auto const l2 = static_cast<std::size_t>(
-                std::max<std::int64_t>(s.device->description().l2Bytes, 0));
-            std::size_t const sets =
-                std::clamp<std::size_t>(2 * l2 / std::max<std::size_t>(tensorBytes, 1) + 1, 1, 32);
-            std::vector<runtime::KernelArguments> rotation{arguments};
-            for (std::size_t c = 1; c < sets; ++c) {
-                std::map<std::string, std::uint64_t> at;
-                for (auto const& [name, t] : s.tensors) {
-                    KILN_ASSIGN_OR_RETURN(auto copy, runtime::DeviceMemory<std::uint8_t>::allocate(
-                                                         s.device, t.working.size()));
-                    stream.copy(copy, s.inputs.at(name));
-                    at[name] = copy.pointer().address();
-                    copies.push_back(std::move(copy));
-                }
-                KILN_ASSIGN_OR_RETURN(
-                    auto args, argumentsAt([&](std::string const& name) { return at.at(name); }));
-                rotation.push_back(std::move(args));
+            // Instead, many launches recorded once and replayed between one pair of events.
+            // Where that cannot be set up (no memory for the copies, a driver without graphs),
+            // timing goes on launch by launch.
+            replayTried = true;
+            if (auto made = recordReplay(s, kernel, config, arguments, argumentsAt, median);
+                made.ok()) {
+                auto& [buffer, launches, held] = made.value();
+                copies = std::move(held);
+                replayed.emplace(std::move(buffer));
+                stream.replay(*replayed); // warm-up
+                result.launchesPerSample = launches;
+                result.samplesMs.clear();
+                round = options.repetitions;
+                continue;
             }
-            int const launches = std::clamp(static_cast<int>(1.0 / std::max(median, 1e-4)),
-                                            static_cast<int>(sets), 256);
-            KILN_ASSIGN_OR_RETURN(auto buffer,
-                                  runtime::CommandBuffer::record(stream, [&](runtime::Stream& r) {
-                                      for (int l = 0; l < launches; ++l)
-                                          r.launch(kernel, config, rotation[l % sets]);
-                                  }));
-            replayed.emplace(std::move(buffer));
-            stream.replay(*replayed); // warm-up
-            result.launchesPerSample = launches;
-            result.samplesMs.clear();
-            round = options.repetitions;
-            continue;
         }
         if (!adaptive || done >= most || precision <= options.precision ||
             seconds >= options.maxSeconds)

@@ -80,8 +80,9 @@ public:
     /// "CPU", or "cuBLAS VERSION".
     std::string const& reference() const;
 
+    struct State; ///< what is kept on the device (DeviceRun.cpp)
+
 private:
-    struct State;
     explicit DeviceProblem(std::unique_ptr<State> state);
     std::unique_ptr<State> state_;
 };

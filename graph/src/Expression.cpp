@@ -65,66 +65,12 @@ DataType promote(DataType a, DataType b) {
     return (a == DataType::I64 || b == DataType::I64) ? DataType::I64 : DataType::I32;
 }
 
-struct Typed {
-    DataType type;
-    bool weak; // a literal: adapts to the other operand
-};
-
-Typed typeOf(Expression const& e);
-
-Typed combine(Typed a, Typed b) {
+Typing combine(Typing a, Typing b) {
     if (a.weak && !b.weak)
         return {isFloat(a.type) && !isFloat(b.type) ? promote(a.type, b.type) : b.type, false};
     if (b.weak && !a.weak)
         return {isFloat(b.type) && !isFloat(a.type) ? promote(a.type, b.type) : a.type, false};
     return {promote(a.type, b.type), a.weak && b.weak};
-}
-
-Typed typeOf(Expression const& e) {
-    return std::visit(
-        Overloaded{
-            // Only i64 and f64 literals are weak; one of another type (e.g. a folded i32(5))
-            // keeps its type, as the conversion it came from did.
-            [](Literal const& l) {
-                return Typed{l.value.type,
-                             l.value.type == (l.value.isFloat() ? DataType::F64 : DataType::I64)};
-            },
-            [](Argument const& a) {
-                return Typed{a.type, false};
-            },
-            [](Tag const& t) {
-                return Typed{t.type, false};
-            },
-            [](DimensionSize const&) {
-                return Typed{DataType::I64, false};
-            },
-            [](DimensionStride const&) {
-                return Typed{DataType::I64, false};
-            },
-            [](Index const&) {
-                return Typed{DataType::I64, false};
-            },
-            [](DataValue const& d) {
-                return Typed{d.type, false};
-            },
-            [](Unary const& u) {
-                if (u.op == UnaryOp::LogicalNot)
-                    return Typed{DataType::Bool, false};
-                return typeOf(*u.arg);
-            },
-            [](Binary const& b) {
-                if (isComparison(b.op) || isLogical(b.op))
-                    return Typed{DataType::Bool, false};
-                Typed const t = combine(typeOf(*b.lhs), typeOf(*b.rhs));
-                // Arithmetic on bools is on i32, as in C and as apply() computes it.
-                return t.type == DataType::Bool ? Typed{DataType::I32, false} : t;
-            },
-            [](Select const& s) { return combine(typeOf(*s.ifTrue), typeOf(*s.ifFalse)); },
-            [](Convert const& c) {
-                return Typed{c.type, false};
-            },
-        },
-        static_cast<Expression::variant const&>(e));
 }
 
 std::int64_t wrap(DataType type, std::uint64_t bits) {
@@ -148,6 +94,53 @@ std::int64_t checkedShift(std::int64_t amount) {
     return amount;
 }
 } // namespace
+
+Typing expr::typeNode(Expression const& e) {
+    return std::visit(
+        Overloaded{
+            // Only i64 and f64 literals are weak; one of another type (e.g. a folded i32(5))
+            // keeps its type, as the conversion it came from did.
+            [](Literal const& l) {
+                return Typing{l.value.type,
+                              l.value.type == (l.value.isFloat() ? DataType::F64 : DataType::I64)};
+            },
+            [](Argument const& a) {
+                return Typing{a.type, false};
+            },
+            [](Tag const& t) {
+                return Typing{t.type, false};
+            },
+            [](DimensionSize const&) {
+                return Typing{DataType::I64, false};
+            },
+            [](DimensionStride const&) {
+                return Typing{DataType::I64, false};
+            },
+            [](Index const&) {
+                return Typing{DataType::I64, false};
+            },
+            [](DataValue const& d) {
+                return Typing{d.type, false};
+            },
+            [](Unary const& u) {
+                if (u.op == UnaryOp::LogicalNot)
+                    return Typing{DataType::Bool, false};
+                return u.arg->typing();
+            },
+            [](Binary const& b) {
+                if (isComparison(b.op) || isLogical(b.op))
+                    return Typing{DataType::Bool, false};
+                Typing const t = combine(b.lhs->typing(), b.rhs->typing());
+                // Arithmetic on bools is on i32, as in C and as apply() computes it.
+                return t.type == DataType::Bool ? Typing{DataType::I32, false} : t;
+            },
+            [](Select const& s) { return combine(s.ifTrue->typing(), s.ifFalse->typing()); },
+            [](Convert const& c) {
+                return Typing{c.type, false};
+            },
+        },
+        static_cast<Expression::variant const&>(e));
+}
 
 ExprPtr literal(std::int64_t value) {
     return make(Literal{Value::integer(value)});
@@ -241,11 +234,11 @@ EvaluationTime evaluationTime(Expression const& e) {
 }
 
 DataType resultType(Expression const& e) {
-    return typeOf(e).type;
+    return e.typing().type;
 }
 
 bool isWeak(Expression const& e) {
-    return typeOf(e).weak;
+    return e.typing().weak;
 }
 
 bool equal(ExprPtr const& a, ExprPtr const& b) {

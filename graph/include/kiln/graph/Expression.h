@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <variant>
 
 namespace kiln {
@@ -118,10 +119,35 @@ struct Convert {
 
 } // namespace expr
 
+/// The type a node computes in, by C-like promotion with weak literals, and whether it is weak:
+/// built of i64 and f64 literals only, so that it adapts to the other operand's type.
+struct Typing {
+    DataType type = DataType::I64;
+    bool weak = false;
+};
+
+struct Expression;
+namespace expr {
+/// Types a node from its children's typing (what Expression's constructor records).
+Typing typeNode(Expression const& e);
+} // namespace expr
+
+/// A node. Its typing is computed once, when it is built, from its children's: code generation
+/// asks for the types of large shared trees over and over, and walking them each time costs
+/// time quadratic in their depth.
 struct Expression : std::variant<expr::Literal, expr::Argument, expr::Tag, expr::DimensionSize,
                                  expr::DimensionStride, expr::Index, expr::DataValue, expr::Unary,
                                  expr::Binary, expr::Select, expr::Convert> {
-    using variant::variant;
+    template <class Node>
+    requires(!std::is_base_of_v<variant, std::remove_cvref_t<Node>>)
+        Expression(Node&& node) // NOLINT(google-explicit-constructor): a node is an Expression
+        : variant(std::forward<Node>(node))
+        , typing_(expr::typeNode(*this)) {}
+
+    Typing typing() const { return typing_; }
+
+private:
+    Typing typing_;
 };
 
 /// When an expression can first be evaluated; ordered, a node is as late as its latest child.

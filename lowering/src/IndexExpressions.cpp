@@ -1,7 +1,6 @@
 #include "kiln/lowering/IndexExpressions.h"
 
 #include "kiln/graph/Simplify.h"
-#include "kiln/graph/TransformChain.h"
 
 #include <fmt/format.h>
 
@@ -42,7 +41,7 @@ IndexSolution solveIndices(KernelGraph const& graph, std::map<Id, ExprPtr> const
         knownIds.push_back(id);
     IndexSolution solution;
     solution.indices = known;
-    for (TransformStep const& step : transformChain(graph, knownIds, targets)) {
+    for (TransformStep const& step : facts.chains().between(knownIds, targets)) {
         CoordinateEdgeKind const kind = coords.edge(step.edge).kind;
         if (kind == CoordinateEdgeKind::Sunder)
             throw UserError(fmt::format("code generation cannot yet write the Sunder transform "

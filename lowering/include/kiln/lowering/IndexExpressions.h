@@ -26,7 +26,8 @@ struct IndexSolution {
 };
 
 /// Solves `targets` from the `known` indices. A UserError when no chain reaches a target or a
-/// transform on the way cannot be written as an expression (Sunder).
+/// transform on the way cannot be written as an expression (Sunder). `facts` are `graph`'s: the
+/// chain of transforms comes from their TransformChains.
 IndexSolution solveIndices(KernelGraph const& graph, std::map<Id, ExprPtr> const& known,
                            std::vector<Id> const& targets, IndexFacts const& facts);
 

@@ -6,10 +6,13 @@
 // number below the workgroup size, `x % 4 < 4`, a workgroup number below the grid size it was
 // launched with. IndexFacts proves such conditions from value ranges and from the sizes the
 // hardware dimensions carry, and finds the powers of two an offset is a multiple of, which is
-// what decides whether accesses can be vectorized.
+// what decides whether accesses can be vectorized. It lives as long as code generation for one
+// graph, so it also keeps that graph's chains of transforms (TransformChains), which every
+// solveIndices asks for.
 #pragma once
 
 #include "kiln/graph/KernelGraph.h"
+#include "kiln/lowering/TransformChains.h"
 
 #include <cstdint>
 #include <optional>
@@ -25,7 +28,8 @@ struct Interval {
 class IndexFacts {
 public:
     explicit IndexFacts(KernelGraph const& graph)
-        : graph_(graph) {}
+        : graph_(graph)
+        , chains_(graph) {}
 
     /// The range of an integer expression over every launch (sizes are never negative).
     Interval range(ExprPtr const& e) const;
@@ -58,8 +62,13 @@ public:
     /// putting it back together leaves such terms, and each costs a 64-bit division.
     ExprPtr reduce(ExprPtr const& e) const;
 
+    /// The graph's chains of transforms, each found once (a cache: it does not change what
+    /// IndexFacts proves).
+    TransformChains& chains() const { return chains_; }
+
 private:
     KernelGraph const& graph_;
+    mutable TransformChains chains_;
 };
 
 } // namespace kiln::lowering

@@ -67,16 +67,31 @@ ExprPtr zero(BinaryOp op, ExprPtr const& lhs, ExprPtr const& rhs) {
     return constant(convertValue(resultType(*node), Value::integer(0)), isWeak(*node));
 }
 
-ExprPtr rewriteBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs);
-
-// rewriteBinary, unless the rewrite would change how the node types with its neighbours.
-ExprPtr simplifyBinary(BinaryOp op, ExprPtr const& lhs, ExprPtr const& rhs) {
-    ExprPtr const rewritten = rewriteBinary(op, lhs, rhs);
-    ExprPtr const original = binary(op, lhs, rhs);
-    return sameTyping(rewritten, original) ? rewritten : original;
+// `node` when it is `op` over exactly these operands (the same nodes), else a new node: a
+// subtree that simplifies to itself stays the same node, so that code generation's tables keyed
+// by node (IndexFacts) find it again, and no memory is spent on a copy.
+ExprPtr binaryLike(ExprPtr const& node, BinaryOp op, ExprPtr const& lhs, ExprPtr const& rhs) {
+    if (auto const* b = node ? std::get_if<Binary>(node.get()) : nullptr;
+        b && b->op == op && b->lhs == lhs && b->rhs == rhs)
+        return node;
+    return binary(op, lhs, rhs);
 }
 
-ExprPtr rewriteBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs) {
+ExprPtr rewriteBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs, ExprPtr const& node);
+
+// rewriteBinary, unless the rewrite would change how the node types with its neighbours.
+// `node`, if not null, is a node to return in place of an equal new one (binaryLike).
+ExprPtr simplifyBinary(BinaryOp op, ExprPtr const& lhs, ExprPtr const& rhs,
+                       ExprPtr const& node = nullptr) {
+    ExprPtr const rewritten = rewriteBinary(op, lhs, rhs, node);
+    Expression const original = Binary{op, lhs, rhs};
+    if (rewritten->typing().type == original.typing().type &&
+        rewritten->typing().weak == original.typing().weak)
+        return rewritten;
+    return binaryLike(node, op, lhs, rhs);
+}
+
+ExprPtr rewriteBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs, ExprPtr const& node) {
     if (isLiteral(lhs) && isLiteral(rhs))
         return fold(binary(op, lhs, rhs));
     if (isCommutative(op) && isLiteral(lhs))
@@ -155,7 +170,7 @@ ExprPtr rewriteBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs) {
     default:
         break;
     }
-    return binary(op, lhs, rhs);
+    return binaryLike(node, op, lhs, rhs);
 }
 
 } // namespace
@@ -164,7 +179,7 @@ ExprPtr simplify(ExprPtr const& e) {
     if (!e)
         return e;
     if (auto const* b = std::get_if<Binary>(e.get()))
-        return simplifyBinary(b->op, simplify(b->lhs), simplify(b->rhs));
+        return simplifyBinary(b->op, simplify(b->lhs), simplify(b->rhs), e);
     if (auto const* u = std::get_if<Unary>(e.get())) {
         ExprPtr arg = simplify(u->arg);
         if (isLiteral(arg))
@@ -172,12 +187,15 @@ ExprPtr simplify(ExprPtr const& e) {
         if (auto const* inner = std::get_if<Unary>(arg.get());
             inner && u->op == UnaryOp::Negate && inner->op == UnaryOp::Negate)
             return inner->arg;
-        return unary(u->op, arg);
+        return arg == u->arg ? e : unary(u->op, arg);
     }
     if (auto const* s = std::get_if<Select>(e.get())) {
         ExprPtr condition = simplify(s->condition);
         ExprPtr ifTrue = simplify(s->ifTrue), ifFalse = simplify(s->ifFalse);
-        ExprPtr const node = select(condition, ifTrue, ifFalse);
+        ExprPtr const node =
+            condition == s->condition && ifTrue == s->ifTrue && ifFalse == s->ifFalse
+                ? e
+                : select(condition, ifTrue, ifFalse);
         if (isLiteral(condition)) {
             ExprPtr const taken = evaluate(*condition).asBool() ? ifTrue : ifFalse;
             if (sameTyping(taken, node))
@@ -191,7 +209,7 @@ ExprPtr simplify(ExprPtr const& e) {
             return fold(convert(c->type, arg));
         if (resultType(*arg) == c->type && !isWeak(*arg))
             return arg;
-        return convert(c->type, arg);
+        return arg == c->arg ? e : convert(c->type, arg);
     }
     return e;
 }

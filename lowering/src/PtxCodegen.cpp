@@ -365,12 +365,19 @@ EmittedKernel emitKernel(KernelGraph const& graph, CodegenOptions const& options
         throw UserError(fmt::format("no code generator for target '{}' (PTX targets are sm_*)",
                                     options.target));
     // A Multiply that warpgroups can run (wgmma) needs its staged tiles swizzled, which is
-    // known only once the walk reaches it: then a second run lays them out so.
-    detail::PtxCodegen first(graph, options);
-    EmittedKernel kernel = first.run();
-    if (first.warpgroupTiles().empty())
-        return kernel;
-    return detail::PtxCodegen(graph, options, first.warpgroupTiles()).run();
+    // known only once the walk reaches it: a first run that only plans finds them, and the run
+    // that writes the kernel lays them out so. Where the input is bad, the run that writes the
+    // kernel reports it, with the message of the first operation that fails (the first run
+    // leaves some out).
+    if (!arch::ArchLibrary::get(options.target).has(arch::Capability::HasWGMMA))
+        return detail::PtxCodegen(graph, options).run();
+    std::set<Id> tiles;
+    try {
+        tiles = detail::PtxCodegen(graph, options).findWarpgroupTiles();
+    } catch (UserError const&) {
+        tiles.clear();
+    }
+    return detail::PtxCodegen(graph, options, tiles).run();
 }
 
 } // namespace kiln::lowering

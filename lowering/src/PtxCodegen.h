@@ -93,6 +93,15 @@ public:
     /// run(): swizzled, they let a second run use wgmma.
     std::set<Id> const& warpgroupTiles() const { return warpgroupTiles_; }
 
+    /// warpgroupTiles() from a run that writes only what decides them: it walks the graph and
+    /// plans every Multiply but writes no staging, no multiply and no store to a tensor (most of
+    /// the work, and none of it changes a plan). Its code is not for use.
+    std::set<Id> const& findWarpgroupTiles() {
+        discovering_ = true;
+        run();
+        return warpgroupTiles_;
+    }
+
 private:
     // ---- Kernel frame -------------------------------------------------------------------
 
@@ -221,13 +230,13 @@ private:
                 return load(op);
             case OperationKind::StoreLinear:
             case OperationKind::StoreTiled:
-                return store(op);
+                return discovering_ ? void() : store(op);
             case OperationKind::Assign:
                 return assign(op, o);
             case OperationKind::Reduce:
                 return reduce(op, o);
             case OperationKind::StoreShared:
-                return storeShared(op);
+                return discovering_ ? void() : storeShared(op);
             case OperationKind::LoadShared:
                 return loadShared(op);
             case OperationKind::Multiply:
@@ -603,6 +612,7 @@ private:
 
     std::set<Id> swizzled_;               ///< the staged tiles wgmma reads (see the constructor)
     std::set<Id> warpgroupTiles_;         ///< those this run found
+    bool discovering_ = false;            ///< only finding them (findWarpgroupTiles)
     std::int64_t warpgroupsInFlight_ = 0; ///< wgmma groups a Multiply may leave running
     KernelGraph const& graph_;
     CodegenOptions const& options_;

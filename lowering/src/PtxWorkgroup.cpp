@@ -503,12 +503,16 @@ void PtxCodegen::multiply(Id op, Operation const& o, Id into) {
     if (auto const plan = tensorCorePlan(c, acc)) {
         if (auto const wg = warpgroupPlan(*plan, c, acc)) {
             warpgroupTiles_.insert(wg->tiles.begin(), wg->tiles.end());
+            if (discovering_)
+                return;
             if (std::includes(swizzled_.begin(), swizzled_.end(), wg->tiles.begin(),
                               wg->tiles.end()))
                 return multiplyOnWarpgroups(*wg, *plan, c, acc);
         }
-        return multiplyOnTensorCores(*plan, c, acc);
+        return discovering_ ? void() : multiplyOnTensorCores(*plan, c, acc);
     }
+    if (discovering_)
+        return;
     std::vector<IndexSolution> solutions;
     for (auto const& e : acc.elements)
         solutions.push_back(e.at);

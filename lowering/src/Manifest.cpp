@@ -60,6 +60,8 @@ std::string EmittedKernel::manifestJson() const {
                           {"offset", p.offset},
                           {"meaning", p.meaning}});
     m["schedule"] = schedule;
+    if (!assumptions.empty())
+        m["assumes"] = assumptions;
     m["graph_hash"] = graphHash;
     return m.dump(2) + "\n";
 }

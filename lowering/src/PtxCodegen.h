@@ -85,6 +85,7 @@ public:
         prologue(kernel);
         list(graph_.sequence(graph_.kernel(), ControlEdgeKind::Body));
         kernel.sharedBytes = sharedBytes_; // a pipelined loop keeps several copies
+        kernel.assumptions = assumptions_;
         writer_.instruction("ret");
         kernel.code = text(kernel);
         return kernel;
@@ -582,6 +583,9 @@ private:
         std::vector<Id> producer, consumer;
     };
     void emitPipeline(Pipeline const& pipeline, bool fast);
+    /// Whether all of `conditions` hold at the known sizes; nothing when no sizes are known or
+    /// a condition needs more than them.
+    std::optional<bool> holdAtKnownSizes(std::vector<ExprPtr> const& conditions) const;
     // Tensor cores (PtxTensorCores.cpp).
     std::optional<MmaPlan> tensorCorePlan(Contraction const& c, Held const& acc);
     std::optional<ExprPtr> operandIndex(Id shared, Id along, ExprPtr const& where, Id kAxis,
@@ -635,6 +639,7 @@ private:
     bool branchFree_ = false;
     bool branchFreeFailed_ = false;           ///< a run needed a branch after all
     std::vector<ExprPtr> assumed_;            ///< launch-time conditions the copies assume
+    std::vector<std::string> assumptions_;    ///< those a kernel for known sizes traps on
     std::vector<ExprPtr> producerConditions_; ///< every copy's, as well as its own
     std::string sharedBase_;                  ///< u32 register: kiln_shared's address
 };

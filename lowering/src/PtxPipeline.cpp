@@ -25,10 +25,29 @@
 // consumer, so that ptxas interleaves the copies' address arithmetic with the multiply. It needs
 // every run's alignment to depend on sizes only; that is checked once before it. The plain one
 // (branches, element-by-element edges, the producer first) runs where the check fails or a run
-// cannot be copied without a branch.
+// cannot be copied without a branch. A kernel for known sizes (CodegenOptions::sizes) holds only
+// the version that runs at them: a sweep's candidate is assembled in half the time.
 #include "PtxCodegen.h"
+#include "kiln/graph/Bindings.h"
+#include "kiln/graph/Evaluate.h"
 
 namespace kiln::lowering::detail {
+
+std::optional<bool> PtxCodegen::holdAtKnownSizes(std::vector<ExprPtr> const& conditions) const {
+    if (options_.sizes.empty())
+        return std::nullopt;
+    Bindings known;
+    known.sizes = options_.sizes;
+    BindingsEnvironment const environment(known);
+    try {
+        for (ExprPtr const& c : conditions)
+            if (!evaluate(*c, environment).asBool())
+                return false;
+    } catch (UserError const&) {
+        return std::nullopt; // a condition on something other than the sizes given
+    }
+    return true;
+}
 
 bool PtxCodegen::pipelinedLoop(Id op, Operation const& o) {
     auto const stagesIt = options_.schedule.find("STAGES");
@@ -97,6 +116,23 @@ bool PtxCodegen::pipelinedLoop(Id op, Operation const& o) {
     std::string const fast = writer_.cut(mark);
     if (branchFreeFailed_) {
         emitPipeline(pipeline, /*fast=*/false);
+        return true;
+    }
+    // For known sizes only the version that runs at them: the fast one behind a trap (a launch
+    // at sizes where its alignment fails stops instead of computing garbage), or the plain one.
+    if (std::optional<bool> const holds = holdAtKnownSizes(assumed_)) {
+        if (!*holds) {
+            emitPipeline(pipeline, /*fast=*/false);
+            return true;
+        }
+        if (std::string const aligned = writer_.emitConditions(assumed_, bindings());
+            !aligned.empty())
+            writer_.instruction(fmt::format("@!{} trap", aligned));
+        writer_.append(fast);
+        for (ExprPtr const& c : assumed_)
+            if (std::string const text = toString(c);
+                std::find(assumptions_.begin(), assumptions_.end(), text) == assumptions_.end())
+                assumptions_.push_back(text);
         return true;
     }
     std::string const aligned = writer_.emitConditions(assumed_, bindings());

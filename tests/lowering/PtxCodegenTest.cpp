@@ -317,6 +317,43 @@ TEST(PtxCodegen, PrefetchKeepsStagesMinusOneSlicesInFlight) {
     EXPECT_NE(three.code.find("bra $unaligned"), std::string::npos);
 }
 
+// A kernel for one problem (a sweep's candidate, `kiln run`) holds only the version of the
+// pipelined loop that runs at its sizes: the fast one behind a trap, with what it assumes in its
+// manifest, where K and N are multiples of 8; the plain one otherwise.
+TEST(PtxCodegen, AKernelForKnownSizesHoldsOnlyTheVersionThatRunsThere) {
+    std::map<std::string, std::int64_t> const schedule{{"MMA", 1},   {"MT_M", 64}, {"MT_N", 64},
+                                                       {"MT_K", 16}, {"WT_M", 32}, {"STAGES", 3}};
+    KernelGraph const graph = lowered("gemm-f16.json", "gemm.pipeline.json", schedule);
+    auto const every = lowering::emitKernel(graph, {.target = "sm_80", .schedule = schedule});
+    auto const aligned = lowering::emitKernel(
+        graph,
+        {.target = "sm_80", .schedule = schedule, .sizes = {{"M", 100}, {"N", 64}, {"K", 72}}});
+    auto const ragged = lowering::emitKernel(
+        graph,
+        {.target = "sm_80", .schedule = schedule, .sizes = {{"M", 100}, {"N", 64}, {"K", 77}}});
+    EXPECT_EQ(occurrences(every.code, "cp.async.commit_group"), 2u * 3); // both versions
+    EXPECT_EQ(occurrences(aligned.code, "cp.async.commit_group"), 3u);
+    EXPECT_EQ(occurrences(ragged.code, "cp.async.commit_group"), 3u);
+    EXPECT_EQ(occurrences(aligned.code, "trap;"), 1u);
+    EXPECT_EQ(aligned.code.find("$unaligned"), std::string::npos);
+    EXPECT_EQ(occurrences(ragged.code, "trap;"), 0u);
+    EXPECT_TRUE(every.assumptions.empty());
+    EXPECT_EQ(aligned.assumptions, (std::vector<std::string>{"K % 8 == 0", "N % 8 == 0"}));
+    EXPECT_TRUE(ragged.assumptions.empty());
+    EXPECT_NE(
+        aligned.manifestJson().find("\"assumes\": [\n    \"K % 8 == 0\",\n    \"N % 8 == 0\"\n  ]"),
+        std::string::npos)
+        << aligned.manifestJson();
+    EXPECT_LT(aligned.code.size(), every.code.size() * 3 / 4);
+    if (!runtime::findPtxas())
+        GTEST_SKIP() << "no ptxas on this machine";
+    for (auto const* kernel : {&aligned, &ragged}) {
+        auto const result = runtime::assemblePtx(kernel->code, "sm_80");
+        ASSERT_TRUE(result.ok()) << result.error().message();
+        EXPECT_EQ(result.value().spillStores, 0);
+    }
+}
+
 TEST(PtxCodegen, GemmWithoutRegisterTilesIsRefusedWithTheReason) {
     // TT_M = 3 does not divide MT_M, so gemm-thread-tiles leaves the macro tiles whole: each
     // workgroup would be one workitem holding 64 x 64 accumulators.

@@ -25,4 +25,16 @@ std::map<std::string, double> problemOf(Command const& command,
     return problem;
 }
 
+std::map<std::string, std::int64_t> sizesOf(Command const& command,
+                                            std::map<std::string, double> const& problem) {
+    std::map<std::string, std::int64_t> sizes;
+    for (auto const& name : command.sizes()) {
+        if (auto it = problem.find(name); it != problem.end())
+            sizes[name] = static_cast<std::int64_t>(it->second);
+        else if (auto d = command.defaults.find(name); d != command.defaults.end())
+            sizes[name] = static_cast<std::int64_t>(d->second);
+    }
+    return sizes;
+}
+
 } // namespace kiln::cli

@@ -5,6 +5,7 @@
 
 #include "kiln/graph/Command.h"
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -14,5 +15,10 @@ namespace kiln::cli {
 /// The Command's defaults with each "NAME=VALUE" of `overrides` applied; bad text is a UserError.
 std::map<std::string, double> problemOf(Command const& command,
                                         std::vector<std::string> const& overrides);
+
+/// The Command's sizes in `problem` (its defaults where `problem` has none), for code made for
+/// this one problem (lowering::CodegenOptions::sizes); sizes without a value are left out.
+std::map<std::string, std::int64_t> sizesOf(Command const& command,
+                                            std::map<std::string, double> const& problem);
 
 } // namespace kiln::cli

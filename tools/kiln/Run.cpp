@@ -1,6 +1,8 @@
 // kiln run CMD.json --pipeline P.json [--params A=1] [--target sm_90a] [--size N=4096]
 //          [--repetitions 50] [--device 0]
-// Lowers a Command, emits its kernel, runs it on a GPU on random inputs, checks every tensor
+// Lowers a Command, emits its kernel for the problem's sizes (as a sweep's candidate is: only
+// the version that runs at them, lowering::CodegenOptions::sizes), runs it on a GPU on random
+// inputs, checks every tensor
 // against the CPU reference (a GEMM of more than 1e8 FLOPs against cuBLAS on the device) and,
 // with --repetitions, times it with device events, L2 flushed before each. Exits 1 when the
 // result is outside the tolerance or there is no usable GPU.
@@ -46,8 +48,9 @@ void addRun(CLI::App& app) {
         lowering::CodegenOptions codegen{.target = o->target, .schedule = pipeline.defaults};
         for (auto const& [name, value] : options.parameters)
             codegen.schedule[name] = value;
-        auto const kernel = lowering::emitKernel(graph, codegen);
         auto const problem = problemOf(command, o->sizes);
+        codegen.sizes = sizesOf(command, problem); // the kernel a sweep would time
+        auto const kernel = lowering::emitKernel(graph, codegen);
 
         auto platform = runtime::loadPlatform("cuda");
         if (!platform)

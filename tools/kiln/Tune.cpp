@@ -220,6 +220,7 @@ void addTune(CLI::App& app) {
                 .timeoutSeconds = o->compileTimeout,
                 .context = {{"command", o->command},
                             {"pipeline", pipelineFile},
+                            {"sizes", sizes},
                             {"target", target},
                             {"emit", emit},
                             {"assemble",

@@ -17,6 +17,7 @@
 // Not meant to be run by hand; hidden from --help.
 #include "DeviceRun.h"
 #include "Output.h"
+#include "Problem.h"
 #include "Tuning.h"
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/GraphJson.h"
@@ -90,6 +91,10 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
         lowering::CodegenOptions codegen{.target = target, .schedule = pipeline.defaults};
         for (auto const& [name, value] : options.parameters)
             codegen.schedule[name] = value;
+        // The sweep's problem: code for its sizes only (CodegenOptions::sizes).
+        if (request.contains("sizes"))
+            codegen.sizes =
+                sizesOf(command, request.at("sizes").get<std::map<std::string, double>>());
         bool const amd = lowering::isAmdgcnTarget(target);
         bool const assemble = request.value("assemble", false);
 
@@ -100,8 +105,9 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
                 cache.emplace(*folder);
         std::string const schedule = nlohmann::json(codegen.schedule).dump();
         std::string const assemblerId = assemble ? assemblerIdentity(target, amd) : "none";
+        std::string const sizes = nlohmann::json(codegen.sizes).dump();
         std::string const key = scheduler::CompileCache::key(
-            {graphText, target, schedule, assemblerId, KILN_VERSION, emit.dump()});
+            {graphText, target, schedule, sizes, assemblerId, KILN_VERSION, emit.dump()});
         std::vector<std::string> const stored{".ptx", ".s", ".cubin", ".hsaco", ".manifest.json"};
         if (cache) {
             if (auto answer = cache->restore(key, artifact)) {

@@ -22,6 +22,11 @@ struct CodegenOptions {
     std::string target = "sm_90";                 ///< an arch-db target
     std::map<std::string, std::int64_t> schedule; ///< recorded in the manifest
     std::string entry;                            ///< empty: "kiln_" + the graph's name
+    /// The problem's sizes, when the kernel is made for one problem (a sweep's candidate,
+    /// `kiln run`): of the versions a launch-time condition on sizes chooses between, only the
+    /// one that runs at these sizes is written, the fast one behind a trap where the condition
+    /// fails, and the manifest lists what it assumes. Empty: one kernel for every size.
+    std::map<std::string, std::int64_t> sizes;
 };
 
 /// One kernel parameter, in order.
@@ -45,6 +50,9 @@ struct EmittedKernel {
     int registers = 0;
     std::map<std::string, std::int64_t> schedule;
     std::string graphHash; ///< of the lowered graph's JSON form
+    /// Conditions on sizes the kernel assumes (it traps where one fails), written as
+    /// expressions of the size parameters; empty for a kernel of every size.
+    std::vector<std::string> assumptions;
 
     /// The manifest JSON (the runtime's KernelManifest format plus the fields above).
     std::string manifestJson() const;

@@ -231,6 +231,21 @@ TEST(Expression, OnlyI64AndF64LiteralsAreWeak) {
     EXPECT_EQ(resultType(*(literal(Value::real(0.5, DT::F16)) * argument("f", DT::F32))), DT::F32);
 }
 
+// A node's typing is recorded when it is built, from its children's: it is what resultType and
+// isWeak answer, down a deep chain as at its root.
+TEST(Expression, ANodeIsTypedWhenBuilt) {
+    ExprPtr e = convert(DT::I32, argument("n", DT::I64));
+    for (int k = 0; k < 1000; ++k)
+        e = e * lit(3) + lit(1);
+    EXPECT_EQ(e->typing().type, DT::I32);
+    EXPECT_FALSE(e->typing().weak);
+    EXPECT_EQ(resultType(*e), DT::I32);
+    ExprPtr const weak = lit(2) * real(0.5);
+    EXPECT_EQ(weak->typing().type, DT::F64);
+    EXPECT_TRUE(weak->typing().weak);
+    EXPECT_EQ(resultType(*binary(BinaryOp::Less, index(1), lit(3))), DT::Bool);
+}
+
 TEST(Expression, ResultWithAWeakLiteralIsRoundedToTheStrongType) {
     Values env;
     env.arguments["h"] = Value::real(3.0, DT::F16);

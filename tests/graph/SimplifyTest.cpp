@@ -96,6 +96,24 @@ TEST(Simplify, LeavesOtherNodesAlone) {
     EXPECT_EQ(simplified(dimensionSize(3) * dimensionStride(3)), "size#3 * stride#3");
 }
 
+// A subtree that simplifies to itself comes back as the same node (code generation keys tables
+// by node and re-simplifies trees built of simplified parts); one that changes is a new node.
+TEST(Simplify, KeepsAnUnchangedSubtreeAsTheSameNode) {
+    ExprPtr const row = i() * argument("N", DT::I64);
+    ExprPtr const offset = row + index(2) % lit(4);
+    EXPECT_EQ(simplify(offset), offset);
+    ExprPtr const narrowed = convert(DT::I32, offset);
+    EXPECT_EQ(simplify(narrowed), narrowed);
+    ExprPtr const grown = (offset + lit(1)) + lit(2);
+    ExprPtr const s = simplify(grown);
+    EXPECT_EQ(toString(s), toString(offset) + " + 3");
+    auto const* sum = std::get_if<expr::Binary>(s.get());
+    ASSERT_NE(sum, nullptr);
+    EXPECT_EQ(sum->lhs, offset); // the unchanged part is shared, not copied
+    ExprPtr const picked = select(binary(BinaryOp::Less, index(3), lit(2)), offset, row);
+    EXPECT_EQ(simplify(picked), picked);
+}
+
 // Folding or rewriting a node never changes how it types with its neighbours (found by the
 // randomized test below).
 TEST(Simplify, KeepsTypesAndWeakness) {

@@ -45,6 +45,30 @@ TEST(IndexExpressions, AnOffsetFromTheGridAndAColumn) {
     EXPECT_EQ(toString(s.conditions[0]), fmt::format("index#{} * 64 + index#{} < M", t.wg, t.wi));
 }
 
+// solveIndices takes its chain of transforms from the facts' TransformChains: found once for
+// each pair of dimension sets, the same steps as transformChain.
+TEST(IndexExpressions, EachChainOfTransformsIsFoundOnce) {
+    TiledRows t;
+    lowering::IndexFacts const facts(t.graph);
+    std::vector<Id> const known = {t.cols, t.wg, t.wi}, targets = {t.user};
+    auto const& chain = facts.chains().between(known, targets);
+    auto const direct = transformChain(t.graph, known, targets);
+    ASSERT_EQ(chain.size(), direct.size());
+    ASSERT_EQ(chain.size(), 4u); // two PassThroughs back to the tile, the Tile, the Split
+    for (std::size_t k = 0; k < chain.size(); ++k) {
+        EXPECT_EQ(chain[k].edge, direct[k].edge);
+        EXPECT_EQ(chain[k].forward, direct[k].forward);
+        EXPECT_EQ(chain[k].inputs, direct[k].inputs);
+        EXPECT_EQ(chain[k].outputs, direct[k].outputs);
+    }
+    EXPECT_EQ(&facts.chains().between(known, targets), &chain); // kept, not found again
+    EXPECT_NE(&facts.chains().between(known, {t.rows}), &chain);
+    auto const s = lowering::solveIndices(
+        t.graph, {{t.wg, index(t.wg)}, {t.wi, index(t.wi)}, {t.cols, literal(3)}}, {t.user}, facts);
+    EXPECT_EQ(toString(s.at(t.user)),
+              fmt::format("(index#{} * 64 + index#{}) * N + 3", t.wg, t.wi));
+}
+
 TEST(IndexExpressions, AnUnreachableTargetIsNamed) {
     TiledRows t;
     lowering::IndexFacts const facts(t.graph);

@@ -22,6 +22,7 @@
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/GraphJson.h"
 #include "kiln/graph/SemanticCheck.h"
+#include "kiln/graph/SourceJson.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/lowering/AmdgcnCodegen.h"
 #include "kiln/lowering/Codegen.h"
@@ -34,6 +35,7 @@
 #include "kiln/runtime/Platform.h"
 #include "kiln/runtime/Ptxas.h"
 #include "kiln/scheduler/CompileCache.h"
+#include "kiln/scheduler/TuningDatabase.h"
 
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -69,12 +71,52 @@ std::string assemblerIdentity(std::string const& target, bool amd) {
     return fmt::format("{} {} {}", *ptxas, ec ? 0 : size, ec ? 0 : time);
 }
 
+// This kiln's path, size and time: what it lowers to can change with it, whatever its version.
+std::string selfIdentity() {
+    std::error_code ec;
+    auto const self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec)
+        return "unknown";
+    auto const size = std::filesystem::file_size(self, ec);
+    auto const time = std::filesystem::last_write_time(self, ec).time_since_epoch().count();
+    return fmt::format("{} {} {}", self.string(), ec ? 0 : size, ec ? 0 : time);
+}
+
 nlohmann::json compileRequest(nlohmann::json const& request) {
     auto const start = Clock::now();
     std::string const artifact = request.at("artifact").get<std::string>();
-    Command const command = loadCommand(request.at("command").get<std::string>());
-    rules::Pipeline const pipeline = rules::loadPipeline(request.at("pipeline").get<std::string>());
+    std::string const commandFile = request.at("command").get<std::string>(),
+                      pipelineFile = request.at("pipeline").get<std::string>();
     std::string const target = request.value("target", "sm_90a");
+    // "emit": true (a failure to emit fails the candidate), "try" (a candidate the code
+    // generator cannot emit is only lowered: "emitted": 0), or false.
+    auto const emit = request.value("emit", nlohmann::json(false));
+    bool const emitting = emit == true || emit == "try";
+    bool const amd = lowering::isAmdgcnTarget(target);
+    bool const assemble = emitting && request.value("assemble", false);
+    std::optional<scheduler::CompileCache> cache;
+    if (emitting && request.value("cache", true))
+        if (auto folder = scheduler::CompileCache::defaultFolder())
+            cache.emplace(*folder);
+    std::string const assemblerId = assemble ? assemblerIdentity(target, amd) : "none";
+    std::vector<std::string> const stored{".graph.json", ".ptx",   ".s",
+                                          ".cubin",      ".hsaco", ".manifest.json"};
+    // A point compiled before from the same files (the Command, the pipeline and its rule
+    // sets), parameters, target, sizes, assembler and kiln is restored before lowering.
+    std::string const inputsKey = scheduler::CompileCache::key(
+        {"inputs", readTextFile(commandFile), scheduler::pipelineHash(pipelineFile),
+         request.at("params").dump(), target, request.value("sizes", nlohmann::json()).dump(),
+         emit.dump(), assemblerId, KILN_VERSION, selfIdentity()});
+    if (cache) {
+        if (auto answer = cache->restore(inputsKey, artifact)) {
+            (*answer)["extra"]["cached"] = 1;
+            (*answer)["extra"]["lower_seconds"] = 0;
+            return *answer;
+        }
+    }
+
+    Command const command = loadCommand(commandFile);
+    rules::Pipeline const pipeline = rules::loadPipeline(pipelineFile);
     KernelGraph graph = translate(command);
     rules::EngineOptions options{
         .parameters = request.at("params").get<std::map<std::string, std::int64_t>>(),
@@ -84,10 +126,7 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
     writeFile(artifact + ".graph.json", graphText);
     nlohmann::json extra = nlohmann::json::object();
     extra["lower_seconds"] = secondsSince(start);
-    // "emit": true (a failure to emit fails the candidate), "try" (a candidate the code
-    // generator cannot emit is only lowered: "emitted": 0), or false.
-    auto const emit = request.value("emit", nlohmann::json(false));
-    if (emit == true || emit == "try") {
+    if (emitting) {
         lowering::CodegenOptions codegen{.target = target, .schedule = pipeline.defaults};
         for (auto const& [name, value] : options.parameters)
             codegen.schedule[name] = value;
@@ -95,22 +134,16 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
         if (request.contains("sizes"))
             codegen.sizes =
                 sizesOf(command, request.at("sizes").get<std::map<std::string, double>>());
-        bool const amd = lowering::isAmdgcnTarget(target);
-        bool const assemble = request.value("assemble", false);
-
-        // The same lowered graph, schedule, target and assembler compile to the same files.
-        std::optional<scheduler::CompileCache> cache;
-        if (request.value("cache", true))
-            if (auto folder = scheduler::CompileCache::defaultFolder())
-                cache.emplace(*folder);
+        // The same lowered graph, schedule, sizes, target and assembler compile to the same
+        // files, whatever lowered to it.
         std::string const schedule = nlohmann::json(codegen.schedule).dump();
-        std::string const assemblerId = assemble ? assemblerIdentity(target, amd) : "none";
         std::string const sizes = nlohmann::json(codegen.sizes).dump();
         std::string const key = scheduler::CompileCache::key(
             {graphText, target, schedule, sizes, assemblerId, KILN_VERSION, emit.dump()});
-        std::vector<std::string> const stored{".ptx", ".s", ".cubin", ".hsaco", ".manifest.json"};
         if (cache) {
             if (auto answer = cache->restore(key, artifact)) {
+                writeFile(artifact + ".graph.json", graphText); // restore removed it
+                cache->store(inputsKey, artifact, stored, *answer);
                 (*answer)["extra"]["cached"] = 1;
                 (*answer)["extra"]["lower_seconds"] = extra["lower_seconds"];
                 return *answer;
@@ -163,8 +196,10 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
         if (assemble)
             extra["assemble_seconds"] = secondsSince(assembleStart);
         nlohmann::json const answer{{"ok", true}, {"extra", extra}};
-        if (cache)
+        if (cache) {
             cache->store(key, artifact, stored, answer);
+            cache->store(inputsKey, artifact, stored, answer);
+        }
         return answer;
     }
     return {{"ok", true}, {"extra", extra}};

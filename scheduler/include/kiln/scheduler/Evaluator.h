@@ -118,7 +118,7 @@ struct MeasuredOptions {
     std::vector<int> devices{0};         ///< "--device N" is appended per worker
     double measureTimeoutSeconds = 30;   ///< per candidate (the watchdog)
     double workerStartSeconds = 60;      ///< for a worker's "ready" line
-    int warmup = 3, repetitions = 20; ///< repetitions: the fewest timed runs
+    int warmup = 3, repetitions = 20;    ///< repetitions: the fewest timed runs
     /// Timing goes on until the median is known within `precision` (95% confidence, relative),
     /// or after `maxRepetitions` runs or `maxSeconds` of them (workers that time on their own).
     int maxRepetitions = 0; ///< 0: exactly `repetitions`

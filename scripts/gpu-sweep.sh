@@ -10,6 +10,7 @@
 #
 #   OUT=/tmp/out scripts/gpu-sweep.sh          # build folder: $KILN_GPU_BUILD or /tmp/kiln-sweep
 #   SKIP="tests" BUDGET=96 SIZE=4096 ...       # leave the GPU tests out; the defaults
+#   SPECIALIZE=1 ...                           # kiln tune/run --specialize
 #   GPUS="1 2" ...                             # also: the sweep on the first 1, then 2 GPUs
 #                                              # (CUDA_VISIBLE_DEVICES), each from a cold cache
 set -uo pipefail
@@ -54,7 +55,8 @@ sweep() { # NAME CACHE [DEVICES]: one sweep as `make demo` runs it, timed
     # An empty CUDA_VISIBLE_DEVICES hides every GPU: set it only to name some.
     env ${3:+CUDA_VISIBLE_DEVICES=$3} KILN_CACHE_DIR="$cache" timeout 400 "$KILN" tune examples/gemm-f16.json \
         --space examples/gemm.space.json --size M=$SIZE --size N=$SIZE --size K=$SIZE \
-        --budget "$BUDGET" -j "$JOBS" -o "$OUT/$name" >"$OUT/$name.log" 2>&1 || status=1
+        --budget "$BUDGET" -j "$JOBS" ${SPECIALIZE:+--specialize} -o "$OUT/$name" \
+        >"$OUT/$name.log" 2>&1 || status=1
     echo "$name: $((SECONDS - start)) s wall" | tee -a "$OUT/summary.txt"
     grep -E "cand/s|candidates|compil|measur|winner|exported" "$OUT/$name.log" | tail -6 \
         | tee -a "$OUT/summary.txt"
@@ -79,7 +81,8 @@ if [ -n "$winner" ]; then
     for i in 1 2; do
         "$KILN" run examples/gemm-f16.json --pipeline rules/gemm.pipeline.json --params "$winner" \
             --target "$(sed -n 's/.*for \(sm_[0-9a-z]*\) .*/\1/p' "${db%/tuning.jsonl}.log" | head -1)" \
-            --size M=$SIZE --size N=$SIZE --size K=$SIZE --repetitions 100 2>&1 \
+            --size M=$SIZE --size N=$SIZE --size K=$SIZE --repetitions 100 \
+            ${SPECIALIZE:+--specialize} 2>&1 \
             | tee -a "$OUT/run.log" | grep -E "time|error" | tee -a "$OUT/summary.txt"
     done
 fi

@@ -1,8 +1,8 @@
 // kiln run CMD.json --pipeline P.json [--params A=1] [--target sm_90a] [--size N=4096]
 //          [--repetitions 50] [--device 0]
-// Lowers a Command, emits its kernel for the problem's sizes (as a sweep's candidate is: only
-// the version that runs at them, lowering::CodegenOptions::sizes), runs it on a GPU on random
-// inputs, checks every tensor
+// Lowers a Command, emits its kernel (with --specialize for the problem's sizes only, as
+// `kiln tune --specialize` compiles candidates: lowering::CodegenOptions::sizes), runs it on a
+// GPU on random inputs, checks every tensor
 // against the CPU reference (a GEMM of more than 1e8 FLOPs against cuBLAS on the device) and,
 // with --repetitions, times it with device events, L2 flushed before each. Exits 1 when the
 // result is outside the tolerance or there is no usable GPU.
@@ -27,6 +27,7 @@ void addRun(CLI::App& app) {
         std::string command, pipeline, target = "sm_90a";
         std::vector<std::string> params, sizes;
         int repetitions = 0, device = 0;
+        bool specialize = false;
     };
     auto o = std::make_shared<Options>();
     auto* sub = app.add_subcommand("run", "Lower, emit and run a Command on a GPU, checked "
@@ -38,6 +39,8 @@ void addRun(CLI::App& app) {
     sub->add_option("--size", o->sizes, "Problem size or scalar, NAME=VALUE (repeatable)");
     sub->add_option("--repetitions", o->repetitions, "Timed launches (0: check only)");
     sub->add_option("--device", o->device, "Device ordinal")->capture_default_str();
+    sub->add_flag("--specialize", o->specialize,
+                  "Emit the kernel for these sizes only, as `kiln tune --specialize` does");
     sub->callback([o] {
         Command const command = loadCommand(o->command);
         rules::Pipeline const pipeline = rules::loadPipeline(o->pipeline);
@@ -49,7 +52,8 @@ void addRun(CLI::App& app) {
         for (auto const& [name, value] : options.parameters)
             codegen.schedule[name] = value;
         auto const problem = problemOf(command, o->sizes);
-        codegen.sizes = sizesOf(command, problem); // the kernel a sweep would time
+        if (o->specialize) // the kernel `kiln tune --specialize` times
+            codegen.sizes = sizesOf(command, problem);
         auto const kernel = lowering::emitKernel(graph, codegen);
 
         auto platform = runtime::loadPlatform("cuda");

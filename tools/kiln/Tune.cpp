@@ -52,7 +52,7 @@ void addTune(CLI::App& app) {
         unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
         int workers = 1, warmup = 2, repetitions = 10, maxRepetitions = 200;
         double precision = 0.01, measureSeconds = 1;
-        bool quiet = false;
+        bool quiet = false, specialize = false;
     };
     auto o = std::make_shared<Options>();
     auto* sub = app.add_subcommand("tune", "Sweep a search space of schedules and record every "
@@ -106,6 +106,9 @@ void addTune(CLI::App& app) {
                     "Most seconds of timed runs per candidate")
         ->capture_default_str();
     sub->add_flag("-q,--quiet", o->quiet, "No progress display");
+    sub->add_flag("--specialize", o->specialize,
+                  "Compile each candidate for the problem's sizes only (docs/codegen.md: half "
+                  "the ptxas time; the winner is still exported for every size)");
     sub->callback([o] {
         Command const command = loadCommand(o->command);
         scheduler::SearchSpace const space = scheduler::loadSearchSpace(o->space);
@@ -220,7 +223,7 @@ void addTune(CLI::App& app) {
                 .timeoutSeconds = o->compileTimeout,
                 .context = {{"command", o->command},
                             {"pipeline", pipelineFile},
-                            {"sizes", sizes},
+                            {"sizes", o->specialize ? nlohmann::json(sizes) : nlohmann::json()},
                             {"target", target},
                             {"emit", emit},
                             {"assemble",

@@ -131,7 +131,7 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
         for (auto const& [name, value] : options.parameters)
             codegen.schedule[name] = value;
         // The sweep's problem: code for its sizes only (CodegenOptions::sizes).
-        if (request.contains("sizes"))
+        if (request.contains("sizes") && request.at("sizes").is_object())
             codegen.sizes =
                 sizesOf(command, request.at("sizes").get<std::map<std::string, double>>());
         // The same lowered graph, schedule, sizes, target and assembler compile to the same

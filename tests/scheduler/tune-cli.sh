@@ -122,4 +122,21 @@ done
 [ "$(grep -c '"cached":1' "$work/cache-first/tuning.jsonl")" -eq 0 ] || fail "a cold cache hit"
 [ "$(grep -c '"cached":1' "$work/cache-second/tuning.jsonl")" -eq 6 ] || fail "compiled again"
 [ "$(grep -c '"code_bytes":[1-9]' "$work/cache-second/tuning.jsonl")" -eq 6 ] || fail "no code size"
+# 7. A measuring worker busy or waiting ends when the sweep that started it is killed.
+mkfifo "$work/hold"
+sleep 60 > "$work/hold" & # keeps the worker's input open: no end of input tells it to stop
+holder=$!
+sh -c '"$0" worker measure --backend interpreter < "$1" > /dev/null & echo $! > "$2"; wait' \
+    "$kiln" "$work/hold" "$work/worker.pid" &
+parent=$!
+n=0
+while [ ! -s "$work/worker.pid" ] && [ "$n" -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+worker=$(cat "$work/worker.pid")
+sleep 0.5
+kill -0 "$worker" || fail "the worker did not start"
+kill -9 "$parent"
+n=0
+while kill -0 "$worker" 2> /dev/null && [ "$n" -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+kill "$holder" 2> /dev/null || true
+kill -0 "$worker" 2> /dev/null && { kill -9 "$worker"; fail "the worker outlived its sweep"; }
 echo "tune-cli: all checks passed"

@@ -44,6 +44,8 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <thread>
+#include <unistd.h>
 
 namespace kiln::cli {
 
@@ -203,6 +205,19 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
         return answer;
     }
     return {{"ok", true}, {"extra", extra}};
+}
+
+// A worker ends when the sweep that started it does, even in the middle of a long request: a
+// thread watches for the parent to change (the sweep killed, the worker handed to init).
+// (PR_SET_PDEATHSIG would fire when the sweep's thread that started the worker ends, and
+// those threads end with each batch.)
+void endWithParent() {
+    pid_t const parent = ::getppid();
+    std::thread([parent] {
+        while (::getppid() == parent)
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        std::_Exit(3);
+    }).detach();
 }
 
 int compileMain() {
@@ -427,6 +442,7 @@ void addWorker(CLI::App& app) {
     sub->require_subcommand(1);
     auto* compile = sub->add_subcommand("compile", "Compile one candidate read from stdin");
     compile->callback([] {
+        endWithParent();
         int const status = compileMain();
         std::cout.flush();
         std::exit(status);
@@ -437,6 +453,7 @@ void addWorker(CLI::App& app) {
     measure->add_option("--backend", *backend, "interpreter or cuda");
     measure->add_option("--device", *device, "Device index");
     measure->callback([backend, device] {
+        endWithParent();
         int const status = measureMain(*backend, *device);
         std::cout.flush();
         std::exit(status);

@@ -18,7 +18,9 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (CLI::ParseError const& e) {
-        return app.exit(e);
+        // --help and --version are successes; any other command-line error is bad input (1),
+        // whichever of its own codes CLI11 gives it.
+        return app.exit(e) == 0 ? 0 : 1;
     } catch (kiln::UserError const& e) {
         fmt::print(stderr, "{}\n", e.what());
         return 1;

@@ -71,29 +71,42 @@ void addTune(CLI::App& app) {
     sub->add_option("--strategy", o->strategy, "exhaustive, random, evolutionary, model-guided")
         ->capture_default_str();
     sub->add_option("--seed", o->seed, "Seed of the random strategies")->capture_default_str();
-    sub->add_option("--budget", o->budget, "Most candidates (0: no limit)")->capture_default_str();
-    sub->add_option("--seconds", o->seconds, "Most seconds (0: no limit)")->capture_default_str();
+    sub->add_option("--budget", o->budget, "Most candidates (0: no limit)")
+        ->capture_default_str()
+        ->check(CLI::Range(std::size_t(0), std::size_t(1) << 40));
+    sub->add_option("--seconds", o->seconds, "Most seconds (0: no limit)")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1e9));
     sub->add_option("--top-k", o->topK,
                     "model-guided: candidates measured before refining (0: max(8, --jobs))")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(CLI::Range(std::size_t(0), std::size_t(1) << 20));
     sub->add_option("--batch", o->batch,
                     "Candidates proposed and evaluated at once (0: max(8, 2 x --jobs), so that "
                     "compiles run ahead of measurement)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(CLI::Range(std::size_t(0), std::size_t(1) << 20));
     sub->add_option("--db", o->db, "Tuning database (default: DIR/tuning.jsonl)");
     sub->add_option("-o,--output", o->output, "Folder for reports")->capture_default_str();
     sub->add_option("--compile", o->compile,
                     "What compiling a candidate does: auto (emit and assemble where Kiln has a "
                     "code generator for the target, else lower), lower, emit, none (model only)")
         ->capture_default_str();
-    sub->add_option("-j,--jobs", o->jobs, "Compiles at once")->capture_default_str();
+    sub->add_option("-j,--jobs", o->jobs, "Compiles at once")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 4096u));
     sub->add_option("--workers", o->workers, "interpreter: measuring workers at once")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(CLI::Range(1, 4096));
     sub->add_option("--compile-timeout", o->compileTimeout, "Seconds per compile")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(CLI::Range(0.001, 1e6));
     sub->add_option("--measure-timeout", o->measureTimeout, "Seconds per measurement (watchdog)")
-        ->capture_default_str();
-    sub->add_option("--warmup", o->warmup, "Untimed runs per candidate")->capture_default_str();
+        ->capture_default_str()
+        ->check(CLI::Range(0.001, 1e6));
+    sub->add_option("--warmup", o->warmup, "Untimed runs per candidate")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 100000));
     sub->add_option("--repetitions", o->repetitions, "Timed runs per candidate (the fewest)")
         ->capture_default_str();
     sub->add_option("--precision", o->precision,
@@ -101,10 +114,12 @@ void addTune(CLI::App& app) {
                     "confidence), or until --max-repetitions or --max-measure-seconds")
         ->capture_default_str();
     sub->add_option("--max-repetitions", o->maxRepetitions, "Most timed runs per candidate")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1000000));
     sub->add_option("--max-measure-seconds", o->measureSeconds,
                     "Most seconds of timed runs per candidate")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(CLI::Range(0.001, 1e6));
     sub->add_flag("-q,--quiet", o->quiet, "No progress display");
     sub->add_flag("--specialize", o->specialize,
                   "Compile each candidate for the problem's sizes only (docs/codegen.md: half "

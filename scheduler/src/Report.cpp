@@ -169,7 +169,8 @@ std::string reportSvg(SweepResult const& result, std::string const& title) {
     double const plotW = kWidth - kLeft - kRight, plotH = kHeight - kTop - kBottom;
     double lo = INFINITY, hi = 0;
     for (auto const& e : result.entries)
-        if (e.evaluation.ok && e.evaluation.microseconds > 0) {
+        if (e.evaluation.ok && e.evaluation.microseconds > 0 &&
+            std::isfinite(e.evaluation.microseconds)) {
             lo = std::min(lo, e.evaluation.microseconds);
             hi = std::max(hi, e.evaluation.microseconds);
         }
@@ -208,7 +209,7 @@ std::string reportSvg(SweepResult const& result, std::string const& title) {
     double best = INFINITY;
     for (std::size_t i = 0; i < result.entries.size(); ++i) {
         auto const& e = result.entries[i].evaluation;
-        if (e.ok && e.microseconds > 0) {
+        if (e.ok && e.microseconds > 0 && std::isfinite(e.microseconds)) {
             svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"#1f77b4\"/>\n",
                                x(i), y(e.microseconds));
             best = std::min(best, e.microseconds);

@@ -3,6 +3,8 @@
 #include "kiln/graph/Error.h"
 
 #include <chrono>
+#include <cmath>
+#include <fmt/format.h>
 
 namespace kiln::scheduler {
 
@@ -57,7 +59,17 @@ SweepResult runSweep(Solver const& solver, Strategy& strategy, Evaluator& evalua
     }
 
     auto const finish = [&](Point const& point, std::map<std::string, std::int64_t> const& params,
-                            Evaluation const& e, bool reused) {
+                            Evaluation const& evaluation, bool reused) {
+        // A time that is not a positive, finite number is no measurement (a cost model given a
+        // workgroup of 0 said infinity): the candidate failed, whatever its evaluator said.
+        Evaluation e = evaluation;
+        if (e.ok && !(std::isfinite(e.microseconds) && e.microseconds > 0)) {
+            e.ok = false;
+            e.stage = e.stage.empty() ? "run" : e.stage;
+            e.error =
+                fmt::format("the time {} us is not a positive, finite number", e.microseconds);
+            e.microseconds = 0;
+        }
         SweepEntry entry{point, params, e, reused, elapsed()};
         TuningRecord const record = recordOf(key, params, e);
         if (!reused)

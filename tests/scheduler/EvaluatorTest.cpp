@@ -275,3 +275,47 @@ TEST(Sweep, StopsAtItsBudgetInCandidatesOrSeconds) {
     }
     fs::remove_all(dir);
 }
+
+namespace {
+// An evaluator that reports whatever time it is given, as a cost model might.
+class FixedTimeEvaluator : public Evaluator {
+public:
+    explicit FixedTimeEvaluator(double us)
+        : us_(us) {}
+    std::string name() const override { return "fixed"; }
+    void evaluate(std::vector<Candidate> const& batch, OnEvaluated const& done) override {
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+            Evaluation e;
+            e.ok = true;
+            e.microseconds = us_;
+            done(i, e);
+        }
+    }
+
+private:
+    double us_;
+};
+} // namespace
+
+// A time that is not a positive, finite number is no measurement: the sweep records a failure.
+TEST(Sweep, ATimeThatIsNotAPositiveFiniteNumberIsAFailure) {
+    fs::path const dir = freshFolder("nonfinite");
+    SearchSpace const space = faultSpace();
+    Solver const solver(space, {});
+    for (double us : {double(INFINITY), -1.0, 0.0, double(NAN)}) {
+        auto strategy = makeStrategy(solver, {.name = "exhaustive"});
+        FixedTimeEvaluator evaluator(us);
+        TuningDatabase db((dir / fmt::format("{}.jsonl", us)).string());
+        SweepResult const r = runSweep(solver, *strategy, evaluator, db, faultKey(),
+                                       {.budget = {.candidates = 3}, .batch = 3});
+        ASSERT_EQ(r.entries.size(), 3u);
+        EXPECT_FALSE(r.best);
+        EXPECT_EQ(r.failures, 3u);
+        EXPECT_EQ(r.entries[0].evaluation.stage, "run");
+        EXPECT_EQ(r.entries[0].evaluation.error,
+                  fmt::format("the time {} us is not a positive, finite number", us));
+        EXPECT_EQ(db.records().size(), 3u);
+        EXPECT_EQ(db.records()[0].status, RecordStatus::Failed);
+    }
+    fs::remove_all(dir);
+}

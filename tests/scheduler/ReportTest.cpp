@@ -140,3 +140,16 @@ TEST(Report, PlainProgressLinesOnlyWhenSomethingChanges) {
                     "4/5 done, 1 failed, best 10.00 us (A=1), 2.7 cand/s, ETA 0s\n"
                     "5/5 done, 1 failed, best 10.00 us (A=1), 3.1 cand/s\n");
 }
+
+// A time that is no number a plot can place (infinity, from a cost model given a workgroup of 0)
+// is left out of the plot: its axis stays a few decades, not an endless loop.
+TEST(Report, APlotLeavesOutTimesThatAreNotFinite) {
+    SearchSpace const s = space();
+    Solver const solver(s, {});
+    SweepResult r = sweep(solver);
+    r.entries[1].evaluation.microseconds = INFINITY;
+    std::string const svg = reportSvg(r, "a sweep");
+    EXPECT_LT(svg.size(), 20000u);
+    EXPECT_EQ(svg.find("inf"), std::string::npos);
+    EXPECT_NE(svg.find("1000 us"), std::string::npos); // the decades of the finite times
+}

@@ -12,6 +12,7 @@
 #include "Subcommands.h"
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/Translate.h"
+#include "kiln/lowering/AmdgcnCodegen.h"
 #include "kiln/lowering/Codegen.h"
 #include "kiln/rules/ArchFacts.h"
 #include "kiln/rules/Pipeline.h"
@@ -42,6 +43,11 @@ void addRun(CLI::App& app) {
     sub->add_flag("--specialize", o->specialize,
                   "Emit the kernel for these sizes only, as `kiln tune --specialize` does");
     sub->callback([o] {
+        if (lowering::isAmdgcnTarget(o->target))
+            fail("kiln run runs kernels on a CUDA device; {} code runs through the HIP platform "
+                 "on an AMD GPU, which kiln run does not drive yet: `kiln emit --target {}` "
+                 "writes the code object and its manifest for the HIP launcher (docs/runtime.md)",
+                 o->target, o->target);
         Command const command = loadCommand(o->command);
         rules::Pipeline const pipeline = rules::loadPipeline(o->pipeline);
         KernelGraph graph = translate(command);

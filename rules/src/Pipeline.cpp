@@ -68,6 +68,17 @@ Pipeline loadPipeline(std::string const& path) {
     return p;
 }
 
+std::set<std::string> parameterNames(Pipeline const& pipeline) {
+    std::set<std::string> names;
+    for (auto const& [name, value] : pipeline.defaults)
+        names.insert(name);
+    for (auto const& step : pipeline.steps)
+        if (step.rules)
+            for (auto const& param : step.rules->parameters)
+                names.insert(param.name);
+    return names;
+}
+
 std::vector<StepReport> lower(Pipeline const& pipeline, KernelGraph& graph,
                               EngineOptions const& options) {
     EngineOptions stepOptions = options;

@@ -188,13 +188,7 @@ SearchSpace loadSearchSpace(std::string const& path) {
 }
 
 void checkAgainstPipeline(SearchSpace const& space, rules::Pipeline const& pipeline) {
-    std::set<std::string> known;
-    for (auto const& [name, value] : pipeline.defaults)
-        known.insert(name);
-    for (auto const& step : pipeline.steps)
-        if (step.rules)
-            for (auto const& param : step.rules->parameters)
-                known.insert(param.name);
+    std::set<std::string> const known = rules::parameterNames(pipeline);
     std::vector<std::string> const names(known.begin(), known.end());
     for (auto const& p : space.parameters) {
         if (known.count(p.name))

@@ -48,6 +48,8 @@ void addEmit(CLI::App& app) {
         // The graph lowered by `file`, and the kernel written from it.
         auto emitWith = [&](std::string const& file) {
             rules::Pipeline const pipeline = rules::loadPipeline(file);
+            if (!o->pipeline.empty()) // with a folder, a pipeline may not read them all
+                checkParams(options.parameters, pipeline, file);
             KernelGraph graph = translate(command);
             rules::lower(pipeline, graph, options);
             lowering::CodegenOptions codegen{.target = o->target, .schedule = pipeline.defaults};

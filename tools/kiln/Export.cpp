@@ -342,6 +342,7 @@ void addExport(CLI::App& app) {
     sub->callback([o] {
         Command const command = loadCommand(o->command);
         rules::Pipeline const pipeline = rules::loadPipeline(o->pipeline);
+        checkParams(parseParams(o->params), pipeline, o->pipeline);
         ExportRequest request{.command = &command,
                               .pipeline = &pipeline,
                               .target = o->target,

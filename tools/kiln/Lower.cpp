@@ -68,6 +68,7 @@ void addLower(CLI::App& app) {
             writeFile(fmt::format("{}/000-translated.dot", o->dotEach), toDot(graph));
         }
         rules::EngineOptions options{.parameters = parseParams(o->params)};
+        checkParams(options.parameters, pipeline, o->pipeline);
         if (!o->target.empty())
             options.arch = rules::archFacts(o->target);
         if (semantics || trace || !o->dotEach.empty())

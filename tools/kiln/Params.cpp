@@ -1,8 +1,14 @@
 #include "Params.h"
 
 #include "kiln/graph/Error.h"
+#include "kiln/graph/SourceJson.h"
+#include "kiln/lowering/Codegen.h"
 
 #include <charconv>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <set>
+#include <span>
 #include <sstream>
 
 namespace kiln::cli {
@@ -25,6 +31,22 @@ std::map<std::string, std::int64_t> parseParams(std::vector<std::string> const& 
         }
     }
     return params;
+}
+
+void checkParams(std::map<std::string, std::int64_t> const& params, rules::Pipeline const& pipeline,
+                 std::string const& file) {
+    std::set<std::string> known = rules::parameterNames(pipeline);
+    for (char const* name : lowering::kCodegenParameters)
+        known.insert(name);
+    std::vector<std::string> const names(known.begin(), known.end());
+    for (auto const& [name, value] : params) {
+        if (known.count(name))
+            continue;
+        auto const near = closestMatch(name, std::span<std::string const>(names));
+        fail("--params {}={}: '{}' is not a parameter of pipeline '{}' ({}){}; it reads {}", name,
+             value, name, pipeline.name, file,
+             near ? fmt::format(" (did you mean '{}'?)", *near) : "", fmt::join(names, ", "));
+    }
 }
 
 } // namespace kiln::cli

@@ -50,6 +50,7 @@ void addRun(CLI::App& app) {
                  o->target, o->target);
         Command const command = loadCommand(o->command);
         rules::Pipeline const pipeline = rules::loadPipeline(o->pipeline);
+        checkParams(parseParams(o->params), pipeline, o->pipeline);
         KernelGraph graph = translate(command);
         rules::EngineOptions options{.parameters = parseParams(o->params),
                                      .arch = rules::archFacts(o->target)};

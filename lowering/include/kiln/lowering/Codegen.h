@@ -29,6 +29,10 @@ struct CodegenOptions {
     std::map<std::string, std::int64_t> sizes;
 };
 
+/// The schedule parameters code generation reads itself (beside those of the rules):
+/// MIN_BLOCKS (.minnctapersm) and STAGES (copies of a pipelined loop's shared memory).
+inline constexpr char const* kCodegenParameters[] = {"MIN_BLOCKS", "STAGES"};
+
 /// One kernel parameter, in order.
 struct ParameterInfo {
     std::string name;

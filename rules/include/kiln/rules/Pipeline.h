@@ -15,6 +15,7 @@
 #include "kiln/rules/Rule.h"
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,9 @@ struct StepReport {
     std::int64_t applications = 0;
     double microseconds = 0;
 };
+
+/// The schedule parameters `pipeline` reads: its defaults and its rule sets' declared ones.
+std::set<std::string> parameterNames(Pipeline const& pipeline);
 
 /// Runs every step of `pipeline` on `graph`; `options.parameters` override the defaults.
 std::vector<StepReport> lower(Pipeline const& pipeline, KernelGraph& graph,

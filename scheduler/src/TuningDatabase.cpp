@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
@@ -116,6 +117,10 @@ std::optional<TuningRecord> TuningDatabase::parseLine(std::string const& line, s
                  k.at("pipeline").get<std::string>(), k.at("evaluator").get<std::string>()};
         if (j.at("key").get<std::string>() != r.key.hash())
             return bad("its \"key\" does not match its \"key_fields\"");
+        // Parameters are integers: 1.5 is no value of one (and would be read as 1).
+        for (auto const& [name, value] : j.at("point").items())
+            if (!value.is_number_integer())
+                return bad(fmt::format("parameter '{}' is {}, not an integer", name, value.dump()));
         r.point = j.at("point").get<std::map<std::string, std::int64_t>>();
         std::string const status = j.at("status").get<std::string>();
         if (status == "ok") {
@@ -123,6 +128,11 @@ std::optional<TuningRecord> TuningDatabase::parseLine(std::string const& line, s
             r.microseconds = j.at("us").get<double>();
             r.spread = j.value("spread", 0.0);
             r.samples = j.value("samples", 0);
+            // A time is a positive, finite number; a spread and a sample count are not negative.
+            if (!(std::isfinite(r.microseconds) && r.microseconds > 0))
+                return bad(fmt::format("\"us\" is {}, not a positive time", j.at("us").dump()));
+            if (!(std::isfinite(r.spread) && r.spread >= 0) || r.samples < 0)
+                return bad("\"spread\" or \"samples\" is negative or not finite");
         } else if (status == "failed") {
             r.status = RecordStatus::Failed;
             r.stage = j.value("stage", "");
@@ -140,13 +150,16 @@ std::optional<TuningRecord> TuningDatabase::parseLine(std::string const& line, s
     }
 }
 
-TuningDatabase::TuningDatabase(std::string path)
-    : path_(std::move(path)) {
+TuningDatabase::TuningDatabase(std::string path, Access access)
+    : path_(std::move(path))
+    , readOnly_(access == Access::Read) {
     auto const folder = std::filesystem::path(path_).parent_path();
     std::error_code ec;
-    if (!folder.empty())
+    if (!folder.empty() && access == Access::Append)
         std::filesystem::create_directories(folder, ec);
-    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    fd_ = access == Access::Append
+              ? ::open(path_.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
+              : ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0)
         fail("cannot open the tuning database '{}': {}", path_, std::strerror(errno));
     std::string const text = readTextFile(path_);
@@ -173,7 +186,8 @@ TuningDatabase::TuningDatabase(std::string path)
         records_.push_back(std::move(*record));
     }
     // A torn last line has no newline: start the next record on a line of its own.
-    if (!text.empty() && text.back() != '\n' && ::write(fd_, "\n", 1) != 1)
+    if (access == Access::Append && !text.empty() && text.back() != '\n' &&
+        ::write(fd_, "\n", 1) != 1)
         fail("cannot write to the tuning database '{}': {}", path_, std::strerror(errno));
 }
 
@@ -183,6 +197,7 @@ TuningDatabase::~TuningDatabase() {
 }
 
 void TuningDatabase::append(TuningRecord const& record) {
+    KILN_ASSERT(readOnly_ == false, "appending to a tuning database opened only to read");
     TuningRecord r = record;
     if (r.at.empty())
         r.at = nowUtc();
@@ -228,9 +243,13 @@ std::vector<TuningKey> TuningDatabase::keys() const {
 }
 
 std::optional<TuningRecord> bestOf(std::vector<TuningRecord> const& records) {
+    // The fastest by (time, point): a total order, so the winner does not depend on the order
+    // of the records in the file.
     TuningRecord const* fastest = nullptr;
     for (auto const& r : records)
-        if (r.status == RecordStatus::Ok && (!fastest || r.microseconds < fastest->microseconds))
+        if (r.status == RecordStatus::Ok &&
+            (!fastest || r.microseconds < fastest->microseconds ||
+             (r.microseconds == fastest->microseconds && r.point < fastest->point)))
             fastest = &r;
     if (!fastest)
         return std::nullopt;

@@ -3,8 +3,10 @@
 // are broken the same way every time.
 #include "kiln/scheduler/TuningDatabase.h"
 
+#include "kiln/graph/Error.h"
 #include "kiln/scheduler/Compare.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
@@ -179,4 +181,70 @@ TEST(Compare, KendallTauAndTheModelsPick) {
     std::vector<TuningRecord> const other = {ok({{"A", 1}}, 150), ok({{"A", 2}}, 100),
                                              ok({{"A", 3}}, 300)};
     EXPECT_DOUBLE_EQ(*compareResults(model, other).pickRatio, 1.5);
+}
+
+// A record's numbers are what they say: a positive, finite time; a spread and a sample count not
+// below zero; parameters that are integers (1.5 would have been read as 1).
+TEST(TuningDatabase, RecordsWithImpossibleNumbersAreReportedAndSkipped) {
+    fs::path const file = freshFile("numbers");
+    std::string good;
+    {
+        TuningDatabase db(file.string());
+        db.append(ok({{"MT_M", 64}}, 12.5));
+        good = db.records()[0].toJson();
+    }
+    auto const with = [&](std::string const& from, std::string const& to) {
+        std::string line = good;
+        line.replace(line.find(from), from.size(), to);
+        return line;
+    };
+    std::ofstream(file, std::ios::app) << with("\"us\":12.5", "\"us\":-3.0") << "\n"
+                                       << with("\"us\":12.5", "\"us\":null") << "\n"
+                                       << with("\"spread\":0.0", "\"spread\":-1.0") << "\n"
+                                       << with("{\"MT_M\":64}", "{\"MT_M\":64.5}") << "\n";
+    TuningDatabase const db(file.string(), TuningDatabase::Access::Read);
+    EXPECT_EQ(db.records().size(), 1u);
+    ASSERT_EQ(db.problems().size(), 4u);
+    EXPECT_EQ(db.problems()[0].line, 2);
+    EXPECT_EQ(db.problems()[0].message, "\"us\" is -3.0, not a positive time");
+    EXPECT_EQ(db.problems()[2].message, "\"spread\" or \"samples\" is negative or not finite");
+    EXPECT_EQ(db.problems()[3].message, "parameter 'MT_M' is 64.5, not an integer");
+    fs::remove_all(file.parent_path());
+}
+
+// `kiln db list` and `best` only read: opened to read, a database is never written, not even
+// to end a torn last line.
+TEST(TuningDatabase, OpenedToReadItIsNeverWritten) {
+    fs::path const file = freshFile("readonly");
+    {
+        TuningDatabase db(file.string());
+        db.append(ok({{"MT_M", 64}}, 12.5));
+    }
+    std::ofstream(file, std::ios::app) << "{\"torn";
+    auto const size = fs::file_size(file);
+    auto const time = fs::last_write_time(file);
+    TuningDatabase const db(file.string(), TuningDatabase::Access::Read);
+    EXPECT_EQ(db.records().size(), 1u);
+    EXPECT_EQ(fs::file_size(file), size);
+    EXPECT_EQ(fs::last_write_time(file), time);
+    EXPECT_THROW(TuningDatabase(file.string() + ".missing", TuningDatabase::Access::Read),
+                 kiln::UserError);
+    EXPECT_FALSE(fs::exists(file.string() + ".missing"));
+    fs::remove_all(file.parent_path());
+}
+
+// Two records of the same time, one of them noisy, and a third within that noise only: which
+// is "the fastest" decides what ties with it, so it is the smaller point of the two, and the
+// winner is the same in every order of the file.
+TEST(BestOf, EqualTimesGoToTheSmallerPointWhateverTheOrder) {
+    std::vector<TuningRecord> records{ok({{"MT_M", 64}}, 10, 0), ok({{"MT_M", 128}}, 10, 0.1),
+                                      ok({{"MT_M", 32}}, 10.5, 0.1)};
+    std::sort(records.begin(), records.end(),
+              [](auto const& a, auto const& b) { return a.point < b.point; });
+    do {
+        auto const best = bestOf(records);
+        ASSERT_TRUE(best);
+        EXPECT_EQ(best->point.at("MT_M"), 64);
+    } while (std::next_permutation(records.begin(), records.end(),
+                                   [](auto const& a, auto const& b) { return a.point < b.point; }));
 }

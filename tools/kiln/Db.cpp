@@ -39,7 +39,8 @@ scheduler::TuningDatabase const& existing(std::unique_ptr<scheduler::TuningDatab
                                           std::string const& path) {
     if (!std::filesystem::exists(path))
         fail("no tuning database at '{}'", path);
-    slot = std::make_unique<scheduler::TuningDatabase>(path);
+    slot =
+        std::make_unique<scheduler::TuningDatabase>(path, scheduler::TuningDatabase::Access::Read);
     warn(*slot);
     return *slot;
 }
@@ -90,6 +91,8 @@ void addDb(CLI::App& app) {
                                        100 * b->spread, pointText(b->point))
                          : std::string("no successful candidate"));
         }
+        if (!found && db.keys().empty())
+            fail("'{}' holds no tuning records", *bestPath);
         if (!found)
             fail("no key {} in '{}' (kiln db list shows the keys)", *bestKey, *bestPath);
     });

@@ -69,8 +69,11 @@ std::string pipelineHash(std::string const& pipelineFile);
 
 class TuningDatabase {
 public:
-    /// Opens (and reads) the database at `path`, creating it (and its folder) when missing.
-    explicit TuningDatabase(std::string path);
+    /// How a database is opened: to append to (created, with its folder, when missing), or
+    /// only to read (`kiln db list`, `best`, ...), which never writes to the file.
+    enum class Access : std::uint8_t { Append, Read };
+    /// Opens (and reads) the database at `path`.
+    explicit TuningDatabase(std::string path, Access access = Access::Append);
     ~TuningDatabase();
     TuningDatabase(TuningDatabase const&) = delete;
     TuningDatabase& operator=(TuningDatabase const&) = delete;
@@ -97,6 +100,7 @@ public:
 
 private:
     std::string path_;
+    bool readOnly_ = false;
     int fd_ = -1;
     std::vector<TuningRecord> records_;
     std::vector<DatabaseProblem> problems_;

@@ -417,15 +417,25 @@ Value apply(BinaryOp op, Value a, Value b) {
         if (x == std::numeric_limits<std::int64_t>::min() && y == -1)
             fail("'{}' overflows ({} {} -1)", name(op), x, name(op));
     };
+    // 64-bit sums and products are sizes, offsets and counts: one past int64 is an error, never
+    // a negative size (narrower types wrap, as they do on the GPU).
+    auto const checked = [&](bool overflowed) {
+        if (overflowed && type == DataType::I64)
+            fail("'{}' overflows 64 bits ({} {} {})", name(op), x, name(op), y);
+    };
     std::uint64_t r = 0;
+    std::int64_t exact = 0;
     switch (op) {
     case BinaryOp::Add:
+        checked(__builtin_add_overflow(x, y, &exact));
         r = ux + uy;
         break;
     case BinaryOp::Subtract:
+        checked(__builtin_sub_overflow(x, y, &exact));
         r = ux - uy;
         break;
     case BinaryOp::Multiply:
+        checked(__builtin_mul_overflow(x, y, &exact));
         r = ux * uy;
         break;
     case BinaryOp::Divide:

@@ -275,6 +275,13 @@ TEST(Expression, IntegerErrorsAreUserErrors) {
     EXPECT_EQ(evaluationError(ceilDivide(lit(5), lit(0))), "'ceildiv' by zero (5 ceildiv 0)");
     EXPECT_EQ(evaluationError(lit(std::numeric_limits<std::int64_t>::min()) / lit(-1)),
               "'/' overflows (-9223372036854775808 / -1)");
+    // A size or an element count past int64 is an error, not a negative number.
+    EXPECT_EQ(evaluationError(lit(std::int64_t(1) << 40) * lit(std::int64_t(1) << 30)),
+              "'*' overflows 64 bits (1099511627776 * 1073741824)");
+    EXPECT_EQ(evaluationError(lit(std::numeric_limits<std::int64_t>::max()) + lit(1)),
+              "'+' overflows 64 bits (9223372036854775807 + 1)");
+    EXPECT_EQ(evaluationError(lit(std::numeric_limits<std::int64_t>::min()) - lit(1)),
+              "'-' overflows 64 bits (-9223372036854775808 - 1)");
     EXPECT_EQ(evaluationError(binary(BinaryOp::BitwiseAnd, real(1.0), lit(1))),
               "'&' needs integer operands, not f64");
     EXPECT_EQ(evaluationError(unary(UnaryOp::BitwiseNot, real(1.0))),

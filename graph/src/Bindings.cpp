@@ -63,8 +63,11 @@ Bindings randomBindings(Command const& command, std::map<std::string, double> co
         auto it = problem.find(size);
         if (it == problem.end())
             fail("size '{}' has no value: give it in the problem (e.g. --size {}=128)", size, size);
-        if (it->second < 0 || it->second != std::floor(it->second) || it->second > 1e12)
-            fail("size '{}' must be a non-negative integer, not {}", size, it->second);
+        // The bound a Command's own "problem" sizes have (CommandJson): 2^40.
+        constexpr double kMostSize = double(std::int64_t{1} << 40);
+        if (!(it->second >= 0 && it->second <= kMostSize) || it->second != std::floor(it->second))
+            fail("size '{}' must be an integer from 0 to {}, not {}", size, std::int64_t{1} << 40,
+                 it->second);
         b.sizes[size] = static_cast<std::int64_t>(it->second);
     }
     std::uniform_real_distribution<double> real(-1.0, 1.0);
@@ -92,11 +95,22 @@ Bindings randomBindings(Command const& command, std::map<std::string, double> co
             if (h.strides[k] < 0)
                 fail("tensor '{}' axis {} has negative stride {}", t.name, k, h.strides[k]);
         }
+        // One past the last offset the strides reach; past int64 is past any bound below.
         std::int64_t span = 1;
-        for (std::size_t k = 0; k < h.shape.size(); ++k)
-            span += (h.shape[k] - 1) * h.strides[k];
-        if (h.elements() == 0)
+        bool overflowed = false;
+        for (std::size_t k = 0; k < h.shape.size() && h.shape[k] > 0; ++k) {
+            std::int64_t reach = 0;
+            overflowed = overflowed ||
+                         __builtin_mul_overflow(h.shape[k] - 1, h.strides[k], &reach) ||
+                         __builtin_add_overflow(span, reach, &span);
+        }
+        bool const empty =
+            std::any_of(h.shape.begin(), h.shape.end(), [](std::int64_t s) { return s == 0; });
+        if (empty)
             span = 0;
+        if (!empty && overflowed)
+            fail("tensor '{}' has more elements than 2^63; the host reference stops at 2^31",
+                 t.name);
         if (span > (std::int64_t{1} << 31))
             fail("tensor '{}' has {} elements; the host reference stops at 2^31", t.name, span);
         h.data.assign(static_cast<std::size_t>(span), 0.0);

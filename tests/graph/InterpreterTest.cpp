@@ -260,6 +260,33 @@ TEST(Interpreter, MissingSizeIsAUserError) {
     EXPECT_THROW(randomBindings(c, {}, 1), UserError);
 }
 
+std::string bindingError(Command const& c, std::map<std::string, double> const& problem) {
+    try {
+        randomBindings(c, problem, 1);
+    } catch (UserError const& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+// Sizes are refused for what is wrong with them, with the bound a Command's own sizes have; a
+// tensor whose extent passes int64 is refused, not wrapped to a small or negative one.
+TEST(Interpreter, SizesOutOfRangeSayWhy) {
+    Command const c = axpy();
+    EXPECT_EQ(bindingError(c, {{"N", -1}}),
+              "size 'N' must be an integer from 0 to 1099511627776, not -1");
+    EXPECT_EQ(bindingError(c, {{"N", 2.5}}),
+              "size 'N' must be an integer from 0 to 1099511627776, not 2.5");
+    EXPECT_EQ(bindingError(c, {{"N", 1099511627777.0}}),
+              "size 'N' must be an integer from 0 to 1099511627776, not 1099511627777");
+    EXPECT_EQ(bindingError(c, {{"N", 1099511627776.0}}),
+              "tensor 'x' has 1099511627776 elements; the host reference stops at 2^31");
+    Command const g = gemm(DataType::F32, false);
+    double const big = 1099511627776.0;
+    EXPECT_EQ(bindingError(g, {{"M", big}, {"N", big}, {"K", big}}),
+              "tensor 'A' has more elements than 2^63; the host reference stops at 2^31");
+}
+
 TEST(Interpreter, CatchesAWronglyTiledGraph) {
     TiledGemm gemm;
     // Break the lowering: A's K tile claims 4 columns while B's has 8.

@@ -274,17 +274,17 @@ std::string bindingError(Command const& c, std::map<std::string, double> const& 
 TEST(Interpreter, SizesOutOfRangeSayWhy) {
     Command const c = axpy();
     EXPECT_EQ(bindingError(c, {{"N", -1}}),
-              "size 'N' must be an integer from 0 to 1099511627776, not -1");
+              "error: size 'N' must be an integer from 0 to 1099511627776, not -1");
     EXPECT_EQ(bindingError(c, {{"N", 2.5}}),
-              "size 'N' must be an integer from 0 to 1099511627776, not 2.5");
+              "error: size 'N' must be an integer from 0 to 1099511627776, not 2.5");
     EXPECT_EQ(bindingError(c, {{"N", 1099511627777.0}}),
-              "size 'N' must be an integer from 0 to 1099511627776, not 1099511627777");
+              "error: size 'N' must be an integer from 0 to 1099511627776, not 1099511627777");
     EXPECT_EQ(bindingError(c, {{"N", 1099511627776.0}}),
-              "tensor 'x' has 1099511627776 elements; the host reference stops at 2^31");
+              "error: tensor 'X' has 1099511627776 elements; the host reference stops at 2^31");
     Command const g = gemm(DataType::F32, false);
     double const big = 1099511627776.0;
     EXPECT_EQ(bindingError(g, {{"M", big}, {"N", big}, {"K", big}}),
-              "tensor 'A' has more elements than 2^63; the host reference stops at 2^31");
+              "error: tensor 'A' has more elements than 2^63; the host reference stops at 2^31");
 }
 
 TEST(Interpreter, CatchesAWronglyTiledGraph) {

@@ -5,13 +5,17 @@
 #include "Subcommands.h"
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/GraphText.h"
+#include "kiln/graph/SourceJson.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/rules/Engine.h"
 #include "kiln/rules/RuleJson.h"
 #include "kiln/rules/RuleTests.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
+#include <span>
 
 namespace kiln::cli {
 
@@ -70,6 +74,16 @@ void addRules(CLI::App& app) {
             fail("the graph has no element #{}", why->at);
         std::string variable =
             why->variable.empty() ? rule->match.nodes.front().variable : why->variable;
+        // A variable the pattern does not have is bad input, not an answer.
+        std::vector<std::string> variables;
+        for (auto const& node : rule->match.nodes)
+            variables.push_back(node.variable);
+        if (std::find(variables.begin(), variables.end(), variable) == variables.end()) {
+            auto const near = closestMatch(variable, std::span<std::string const>(variables));
+            fail("--var {}: rule '{}' has no node variable '{}'{}; it has {}", variable, rule->name,
+                 variable, near ? fmt::format(" (did you mean '{}'?)", *near) : "",
+                 fmt::join(variables, ", "));
+        }
         auto const params = rules::parameterValues(set, options.parameters);
         rules::RuleContext context{.parameters = &params};
         std::string const reason = rules::whyNot(*rule, graph, variable, why->at, context);

@@ -69,6 +69,7 @@ void addLower(CLI::App& app) {
         }
         rules::EngineOptions options{.parameters = parseParams(o->params)};
         checkParams(options.parameters, pipeline, o->pipeline);
+        std::size_t drawn = 0; // DOT files after applications, numbered across every rule set
         if (!o->target.empty())
             options.arch = rules::archFacts(o->target);
         if (semantics || trace || !o->dotEach.empty())
@@ -76,9 +77,9 @@ void addLower(CLI::App& app) {
                 if (trace)
                     trace->record(a);
                 if (!o->dotEach.empty())
-                    writeFile(fmt::format("{}/{:03}-{}-{}.dot", o->dotEach,
-                                          trace ? trace->entries() : a.number, a.ruleset, a.rule),
-                              toDot(after));
+                    writeFile(
+                        fmt::format("{}/{:03}-{}-{}.dot", o->dotEach, ++drawn, a.ruleset, a.rule),
+                        toDot(after));
                 if (semantics)
                     semantics->check(after, fmt::format("rule '{}' of '{}' (application {})",
                                                         a.rule, a.ruleset, a.number));

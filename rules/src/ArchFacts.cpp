@@ -24,4 +24,17 @@ ArchFacts archFacts(std::string const& target) {
     };
 }
 
+bool isArchFact(std::string const& name) {
+    for (auto const& a : arch::ArchLibrary::instance().targets()) {
+        if (a.fact(name))
+            return true;
+        try {
+            a.has(name);
+            return true;
+        } catch (arch::ArchError const&) {
+        }
+    }
+    return false;
+}
+
 } // namespace kiln::rules

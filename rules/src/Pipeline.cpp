@@ -62,6 +62,16 @@ Pipeline loadPipeline(std::string const& path) {
             } catch (ExpressionError const& e) {
                 when->failInString(e.offset(), e.message());
             }
+            // Without a target every fact reads 0: a misspelt one would pass unseen.
+            for (auto const& name : step.when->placeholders)
+                if (name.kind == Placeholder::Kind::ArchFact && !isArchFact(name.attribute)) {
+                    std::string const text = when->asString();
+                    auto const at = text.find("arch." + name.attribute);
+                    when->failInString(at == std::string::npos ? 0 : at,
+                                       fmt::format("arch.{} is no fact or capability of any "
+                                                   "known target",
+                                                   name.attribute));
+                }
         }
         p.steps.push_back(std::move(step));
     }

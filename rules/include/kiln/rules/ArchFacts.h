@@ -17,4 +17,8 @@ using ArchFacts = std::function<std::optional<std::int64_t>(std::string const&)>
 /// The facts of `target` (e.g. "sm_90a"); a UserError listing the known targets when unknown.
 ArchFacts archFacts(std::string const& target);
 
+/// Whether `name` is a fact or a capability of any known target (so that `arch.NAME` can be
+/// checked where it is written, whatever target a run gives later).
+bool isArchFact(std::string const& name);
+
 } // namespace kiln::rules

@@ -36,6 +36,16 @@ RuleExpression expression(JsonValue const& v, RuleScope const& scope) {
     }
 }
 
+// A `where`: an expression that is true or false, not a number.
+RuleExpression condition(JsonValue const& v, RuleScope const& scope) {
+    RuleExpression e = expression(v, scope);
+    if (resultType(*e.tree) != DataType::Bool)
+        v.fail(fmt::format("'where' must be a condition (a comparison, or conditions joined by && "
+                           "or ||), not the number '{}'",
+                           e.text));
+    return e;
+}
+
 // Reads the variables, edges and negatives of one pattern.
 class PatternReader {
 public:
@@ -79,7 +89,7 @@ public:
         RuleScope scope{allVariables(), parameters};
         for (std::size_t k = 0; k < p.nodes.size(); ++k)
             if (auto where = v["nodes"][p.nodes[k].variable].find("where"))
-                p.nodes[k].where = expression(*where, scope);
+                p.nodes[k].where = condition(*where, scope);
         if (auto negatives = v.find("not"))
             for (auto const& n : negatives->elements()) {
                 PatternReader inner(allVariables());
@@ -325,8 +335,22 @@ Rewrite rewrite(JsonValue const& v, PatternReader& pattern, Pattern const& match
                 u.size = expression(*s, scope);
             if (auto s = spec.find("stride"))
                 u.stride = expression(*s, scope);
-            if (auto s = spec.find("expr"))
+            if (auto s = spec.find("expr")) {
+                // Only an operation computes an expression: on a dimension it would be ignored.
+                bool const dimension =
+                    std::any_of(match.nodes.begin(), match.nodes.end(),
+                                [&](NodePattern const& n) {
+                                    return n.variable == variable && !n.control;
+                                }) ||
+                    std::any_of(r.addNodes.begin(), r.addNodes.end(), [&](NodeTemplate const& n) {
+                        return n.variable == variable && !n.control;
+                    });
+                if (dimension)
+                    s->fail(fmt::format("'{}' is a dimension, which has no 'expr' to set (set its "
+                                        "'size', 'stride' or 'shape')",
+                                        variable));
                 u.expression = expression(*s, scope);
+            }
             if (auto s = spec.find("shape")) {
                 u.shape.emplace();
                 for (auto const& e : s->elements())
@@ -439,7 +463,7 @@ Rule rule(JsonValue const& v, std::set<std::string> const& parameters) {
         if (e.tails.fixed.empty() && e.heads.fixed.empty())
             v["match"].fail("every edge of a pattern must name at least one node variable");
     if (auto where = v.find("where"))
-        r.where = expression(*where, RuleScope{pattern.allVariables(), parameters});
+        r.where = condition(*where, RuleScope{pattern.allVariables(), parameters});
     if (auto rw = v.find("rewrite"))
         r.rewrite = rewrite(*rw, pattern, r.match, parameters);
     return r;

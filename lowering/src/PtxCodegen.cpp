@@ -360,6 +360,35 @@ void PtxCodegen::reduce(Id op, Operation const& o) {
 
 } // namespace detail
 
+namespace {
+
+// A kernel the target cannot launch is bad input, named with the limit and the schedule that
+// asked for it, not code for the driver to refuse later.
+EmittedKernel withinLimits(EmittedKernel kernel) {
+    arch::Arch const& arch = arch::ArchLibrary::get(kernel.target);
+    std::string schedule;
+    for (auto const& [name, value] : kernel.schedule)
+        schedule += fmt::format("{}{}={}", schedule.empty() ? "" : ",", name, value);
+    auto const limit = [&](char const* fact, double fallback) {
+        return arch.fact(fact).value_or(fallback);
+    };
+    std::int64_t const workitems = kernel.block[0] * kernel.block[1] * kernel.block[2];
+    double const most = limit("max_threads_per_block", 1024);
+    if (static_cast<double>(workitems) > most)
+        throw UserError(fmt::format("the workgroup has {} workitems ({} x {} x {}); {} launches at "
+                                    "most {} (max_threads_per_block), schedule {}",
+                                    workitems, kernel.block[0], kernel.block[1], kernel.block[2],
+                                    kernel.target, most, schedule));
+    double const shared = limit("shared_bytes", 49152);
+    if (static_cast<double>(kernel.sharedBytes) > shared)
+        throw UserError(fmt::format("the workgroup needs {} bytes of shared memory; {} has at most "
+                                    "{} (shared_bytes), schedule {}",
+                                    kernel.sharedBytes, kernel.target, shared, schedule));
+    return kernel;
+}
+
+} // namespace
+
 EmittedKernel emitKernel(KernelGraph const& graph, CodegenOptions const& options) {
     if (!options.target.starts_with("sm_"))
         throw UserError(fmt::format("no code generator for target '{}' (PTX targets are sm_*)",
@@ -370,14 +399,14 @@ EmittedKernel emitKernel(KernelGraph const& graph, CodegenOptions const& options
     // kernel reports it, with the message of the first operation that fails (the first run
     // leaves some out).
     if (!arch::ArchLibrary::get(options.target).has(arch::Capability::HasWGMMA))
-        return detail::PtxCodegen(graph, options).run();
+        return withinLimits(detail::PtxCodegen(graph, options).run());
     std::set<Id> tiles;
     try {
         tiles = detail::PtxCodegen(graph, options).findWarpgroupTiles();
     } catch (UserError const&) {
         tiles.clear();
     }
-    return detail::PtxCodegen(graph, options, tiles).run();
+    return withinLimits(detail::PtxCodegen(graph, options, tiles).run());
 }
 
 } // namespace kiln::lowering

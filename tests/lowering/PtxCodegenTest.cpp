@@ -55,10 +55,12 @@ std::vector<Case> const kCases = {
       {"WT_N", 64},
       {"STAGES", 3}},
      255},
+    // Three stages: four (208896 bytes) are more shared memory than sm_80 has (see
+    // AScheduleNeedingMoreSharedMemoryThanTheTargetHasIsRefused).
     {"gemm_f16_wgmma",
      "gemm-f16.json",
      "gemm.pipeline.json",
-     {{"MMA", 1}, {"MT_M", 128}, {"MT_N", 256}, {"MT_K", 64}, {"WT_M", 16}, {"STAGES", 4}},
+     {{"MMA", 1}, {"MT_M", 128}, {"MT_N", 256}, {"MT_K", 64}, {"WT_M", 16}, {"STAGES", 3}},
      255},
     {"gemm_bf16_wgmma",
      "gemm-bf16.json",
@@ -351,6 +353,26 @@ TEST(PtxCodegen, AKernelForKnownSizesHoldsOnlyTheVersionThatRunsThere) {
         auto const result = runtime::assemblePtx(kernel->code, "sm_80");
         ASSERT_TRUE(result.ok()) << result.error().message();
         EXPECT_EQ(result.value().spillStores, 0);
+    }
+}
+
+// The H100's winning schedule needs 204 KB of shared memory: sm_90a has 227 KB, sm_80 163 KB.
+// Code generation says so instead of writing PTX the driver would refuse to launch.
+TEST(PtxCodegen, AScheduleNeedingMoreSharedMemoryThanTheTargetHasIsRefused) {
+    std::map<std::string, std::int64_t> const schedule{{"MMA", 1},   {"MT_M", 128}, {"MT_N", 256},
+                                                       {"MT_K", 64}, {"WT_M", 16},  {"STAGES", 4}};
+    auto const hopper =
+        lowering::emitKernel(lowered("gemm-f16.json", "gemm.pipeline.json", schedule, "sm_90a"),
+                             {.target = "sm_90a", .schedule = schedule});
+    EXPECT_EQ(hopper.sharedBytes, 196608u);
+    try {
+        lowering::emitKernel(lowered("gemm-f16.json", "gemm.pipeline.json", schedule, "sm_80"),
+                             {.target = "sm_80", .schedule = schedule});
+        ADD_FAILURE() << "emitted for sm_80";
+    } catch (UserError const& e) {
+        std::string const expected = "error: the workgroup needs 208896 bytes of shared memory; "
+                                     "sm_80 has at most 166912 (shared_bytes)";
+        EXPECT_EQ(std::string(e.what()).substr(0, expected.size()), expected);
     }
 }
 

@@ -337,13 +337,13 @@ Rewrite rewrite(JsonValue const& v, PatternReader& pattern, Pattern const& match
                 u.stride = expression(*s, scope);
             if (auto s = spec.find("expr")) {
                 // Only an operation computes an expression: on a dimension it would be ignored.
+                std::string const name = variable; // (a structured binding is not captured)
                 bool const dimension =
-                    std::any_of(match.nodes.begin(), match.nodes.end(),
-                                [&](NodePattern const& n) {
-                                    return n.variable == variable && !n.control;
-                                }) ||
+                    std::any_of(
+                        match.nodes.begin(), match.nodes.end(),
+                        [&](NodePattern const& n) { return n.variable == name && !n.control; }) ||
                     std::any_of(r.addNodes.begin(), r.addNodes.end(), [&](NodeTemplate const& n) {
-                        return n.variable == variable && !n.control;
+                        return n.variable == name && !n.control;
                     });
                 if (dimension)
                     s->fail(fmt::format("'{}' is a dimension, which has no 'expr' to set (set its "

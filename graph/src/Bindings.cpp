@@ -122,14 +122,18 @@ Bindings randomBindings(Command const& command, std::map<std::string, double> co
     return b;
 }
 
+double largestMagnitude(HostTensor const& t) {
+    double largest = 0;
+    forEachIndex(t.shape, [&](std::vector<std::int64_t> const& index) {
+        // std::max keeps `largest` where the element is NaN.
+        largest = std::max(largest, std::fabs(t.data[static_cast<std::size_t>(t.offset(index))]));
+    });
+    return largest;
+}
+
 double maxRelativeError(HostTensor const& actual, HostTensor const& reference) {
     KILN_ASSERT(actual.shape == reference.shape, "comparing tensors of different shapes");
-    double scale = 0;
-    forEachIndex(reference.shape, [&](std::vector<std::int64_t> const& index) {
-        scale = std::max(
-            scale, std::fabs(reference.data[static_cast<std::size_t>(reference.offset(index))]));
-    });
-    double const floor = std::max(1e-2 * scale, 1e-300);
+    double const floor = std::max(1e-2 * largestMagnitude(reference), 1e-300);
     double worst = 0;
     forEachIndex(reference.shape, [&](std::vector<std::int64_t> const& index) {
         double const a = actual.data[static_cast<std::size_t>(actual.offset(index))];

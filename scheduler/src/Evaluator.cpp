@@ -39,6 +39,14 @@ std::string lastWords(std::string const& text) {
     return nl == std::string::npos ? t : t.substr(nl + 1);
 }
 
+// The numbers a child reported in its answer's "extra", kept with the candidate's record.
+void keepExtra(nlohmann::json const& answer, Evaluation& e) {
+    if (answer.contains("extra") && answer["extra"].is_object())
+        for (auto const& [k, v] : answer["extra"].items())
+            if (v.is_number())
+                e.extra[k] = v.get<double>();
+}
+
 std::string explain(std::string const& how, std::string const& stderrText) {
     std::string const words = lastWords(stderrText);
     return words.empty() ? how : fmt::format("{}: {}", how, words);
@@ -92,10 +100,7 @@ Evaluation compileCandidate(CompileOptions const& options, Candidate const& cand
                 e = failure("compile", answer.value("error", "the compile failed"));
             else {
                 e.ok = true;
-                if (answer.contains("extra") && answer["extra"].is_object())
-                    for (auto const& [k, v] : answer["extra"].items())
-                        if (v.is_number())
-                            e.extra[k] = v.get<double>();
+                keepExtra(answer, e);
             }
         }
     } catch (std::exception const& x) {
@@ -338,10 +343,7 @@ void MeasuredEvaluator::evaluate(std::vector<Candidate> const& batch, OnEvaluate
                             e.samples = static_cast<int>(samples.size());
                         }
                     }
-                    if (answer.contains("extra") && answer["extra"].is_object())
-                        for (auto const& [k, v] : answer["extra"].items())
-                            if (v.is_number())
-                                e.extra[k] = v.get<double>();
+                    keepExtra(answer, e);
                 }
             } catch (std::exception const& x) {
                 e.stage = "crash";

@@ -68,6 +68,16 @@ std::string loadElement(std::string const& base, std::string const& out, std::st
 // %d2; then the warp's maximum by butterfly shuffles, and lane 0 folds it into *result with an
 // unsigned 64-bit atomic max (non-negative f64 values order as their bits do).
 std::string reductionKernel(std::string const& name, std::string const& body) {
+    // The f64 in %d2, in two 32-bit halves, folded with lanes 16, 8, 4, 2 and 1 apart.
+    std::string butterfly;
+    for (int lanes = 16; lanes >= 1; lanes /= 2)
+        butterfly += fmt::format(R"(    mov.b64 {{%r7, %r8}}, %d2;
+    shfl.sync.bfly.b32 %r9, %r7, {0}, 31, -1;
+    shfl.sync.bfly.b32 %r10, %r8, {0}, 31, -1;
+    mov.b64 %d9, {{%r9, %r10}};
+    max.f64 %d2, %d2, %d9;
+)",
+                                 lanes);
     return fmt::format(R"(
 .visible .entry {0}(.param .u64 actual, .param .u64 expected, .param .u64 count,
                     .param .u32 type, .param .f64 floor, .param .u64 result)
@@ -103,32 +113,7 @@ LOOP:
     add.u64 %rd5, %rd5, %rd7;
     bra.uni LOOP;
 REDUCE:
-    mov.b64 {{%r7, %r8}}, %d2;
-    shfl.sync.bfly.b32 %r9, %r7, 16, 31, -1;
-    shfl.sync.bfly.b32 %r10, %r8, 16, 31, -1;
-    mov.b64 %d9, {{%r9, %r10}};
-    max.f64 %d2, %d2, %d9;
-    mov.b64 {{%r7, %r8}}, %d2;
-    shfl.sync.bfly.b32 %r9, %r7, 8, 31, -1;
-    shfl.sync.bfly.b32 %r10, %r8, 8, 31, -1;
-    mov.b64 %d9, {{%r9, %r10}};
-    max.f64 %d2, %d2, %d9;
-    mov.b64 {{%r7, %r8}}, %d2;
-    shfl.sync.bfly.b32 %r9, %r7, 4, 31, -1;
-    shfl.sync.bfly.b32 %r10, %r8, 4, 31, -1;
-    mov.b64 %d9, {{%r9, %r10}};
-    max.f64 %d2, %d2, %d9;
-    mov.b64 {{%r7, %r8}}, %d2;
-    shfl.sync.bfly.b32 %r9, %r7, 2, 31, -1;
-    shfl.sync.bfly.b32 %r10, %r8, 2, 31, -1;
-    mov.b64 %d9, {{%r9, %r10}};
-    max.f64 %d2, %d2, %d9;
-    mov.b64 {{%r7, %r8}}, %d2;
-    shfl.sync.bfly.b32 %r9, %r7, 1, 31, -1;
-    shfl.sync.bfly.b32 %r10, %r8, 1, 31, -1;
-    mov.b64 %d9, {{%r9, %r10}};
-    max.f64 %d2, %d2, %d9;
-    and.b32 %r11, %r4, 31;
+{2}    and.b32 %r11, %r4, 31;
     setp.ne.u32 %p7, %r11, 0;
     @%p7 bra END;
     mov.b64 %rd10, %d2;
@@ -137,7 +122,7 @@ END:
     ret;
 }}
 )",
-                       name, body);
+                       name, body, butterfly);
 }
 
 } // namespace

@@ -181,27 +181,6 @@ int accesses(KernelGraph const& graph, std::string const& name) {
 
 } // namespace
 
-namespace {
-
-// max |x| over the shape's elements (NaNs skipped), as maxRelativeError scales by it.
-double largestMagnitude(HostTensor const& t) {
-    double largest = 0;
-    std::vector<std::int64_t> index(t.shape.size(), 0);
-    for (std::int64_t n = 0; n < t.elements(); ++n) {
-        double const v = std::fabs(t.data[static_cast<std::size_t>(t.offset(index))]);
-        if (!std::isnan(v))
-            largest = std::max(largest, v);
-        for (std::size_t a = index.size(); a-- > 0;) {
-            if (++index[a] < t.shape[a])
-                break;
-            index[a] = 0;
-        }
-    }
-    return largest;
-}
-
-} // namespace
-
 std::pair<double, double> medianAndPrecision(std::vector<double> samples) {
     if (samples.empty())
         return {0, std::numeric_limits<double>::infinity()};

@@ -153,8 +153,6 @@ void addTune(CLI::App& app) {
         if (o->repetitions < 1 || o->maxRepetitions < o->repetitions)
             fail("--repetitions {} must be at least 1 and at most --max-repetitions {}",
                  o->repetitions, o->maxRepetitions);
-        if (!(o->measureSeconds > 0))
-            fail("--max-measure-seconds {} must be positive", o->measureSeconds);
         std::size_t const batch = o->batch > 0 ? o->batch : std::max<std::size_t>(8, 2 * o->jobs);
         std::size_t const topK = o->topK > 0 ? o->topK : std::max<std::size_t>(8, o->jobs);
         auto const sizes = problemOf(command, o->sizes);

@@ -57,31 +57,30 @@ double secondsSince(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// What identifies the assembler a compile would run: ptxas's path, size and time (its version
-// without running it), or Kiln's AMDGCN assembler's own description.
+// A program's path, size and time: which build of it this is, without running it.
+std::string fileIdentity(std::filesystem::path const& file) {
+    std::error_code ec;
+    auto const size = std::filesystem::file_size(file, ec);
+    auto const time = std::filesystem::last_write_time(file, ec).time_since_epoch().count();
+    return fmt::format("{} {} {}", file.string(), ec ? 0 : size, ec ? 0 : time);
+}
+
+// What identifies the assembler a compile would run: ptxas's file, or Kiln's AMDGCN
+// assembler's own description.
 std::string assemblerIdentity(std::string const& target, bool amd) {
     if (amd) {
         auto assembler = runtime::assemblerFor(target);
         return assembler.ok() ? (*assembler)->version() : "none";
     }
     auto ptxas = runtime::findPtxas();
-    if (!ptxas.ok())
-        return "none";
-    std::error_code ec;
-    auto const size = std::filesystem::file_size(*ptxas, ec);
-    auto const time = std::filesystem::last_write_time(*ptxas, ec).time_since_epoch().count();
-    return fmt::format("{} {} {}", *ptxas, ec ? 0 : size, ec ? 0 : time);
+    return ptxas.ok() ? fileIdentity(*ptxas) : "none";
 }
 
-// This kiln's path, size and time: what it lowers to can change with it, whatever its version.
+// This kiln: what it lowers and emits can change with it, whatever its version.
 std::string selfIdentity() {
     std::error_code ec;
     auto const self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (ec)
-        return "unknown";
-    auto const size = std::filesystem::file_size(self, ec);
-    auto const time = std::filesystem::last_write_time(self, ec).time_since_epoch().count();
-    return fmt::format("{} {} {}", self.string(), ec ? 0 : size, ec ? 0 : time);
+    return ec ? "unknown" : fileIdentity(self);
 }
 
 nlohmann::json compileRequest(nlohmann::json const& request) {
@@ -101,14 +100,18 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
         if (auto folder = scheduler::CompileCache::defaultFolder())
             cache.emplace(*folder);
     std::string const assemblerId = assemble ? assemblerIdentity(target, amd) : "none";
+    std::string const kiln = cache ? selfIdentity() : "";
     std::vector<std::string> const stored{".graph.json", ".ptx",   ".s",
                                           ".cubin",      ".hsaco", ".manifest.json"};
     // A point compiled before from the same files (the Command, the pipeline and its rule
     // sets), parameters, target, sizes, assembler and kiln is restored before lowering.
-    std::string const inputsKey = scheduler::CompileCache::key(
-        {"inputs", readTextFile(commandFile), scheduler::pipelineHash(pipelineFile),
-         request.at("params").dump(), target, request.value("sizes", nlohmann::json()).dump(),
-         emit.dump(), assemblerId, KILN_VERSION, selfIdentity()});
+    std::string const inputsKey =
+        cache ? scheduler::CompileCache::key({"inputs", readTextFile(commandFile),
+                                              scheduler::pipelineHash(pipelineFile),
+                                              request.at("params").dump(), target,
+                                              request.value("sizes", nlohmann::json()).dump(),
+                                              emit.dump(), assemblerId, KILN_VERSION, kiln})
+              : "";
     if (cache) {
         if (auto answer = cache->restore(inputsKey, artifact)) {
             (*answer)["extra"]["cached"] = 1;
@@ -136,12 +139,12 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
         if (request.contains("sizes") && request.at("sizes").is_object())
             codegen.sizes =
                 sizesOf(command, request.at("sizes").get<std::map<std::string, double>>());
-        // The same lowered graph, schedule, sizes, target and assembler compile to the same
-        // files, whatever lowered to it.
+        // The same lowered graph, schedule, sizes, target, assembler and kiln compile to the
+        // same files, whatever lowered to it.
         std::string const schedule = nlohmann::json(codegen.schedule).dump();
         std::string const sizes = nlohmann::json(codegen.sizes).dump();
         std::string const key = scheduler::CompileCache::key(
-            {graphText, target, schedule, sizes, assemblerId, KILN_VERSION, emit.dump()});
+            {graphText, target, schedule, sizes, assemblerId, KILN_VERSION, kiln, emit.dump()});
         if (cache) {
             if (auto answer = cache->restore(key, artifact)) {
                 writeFile(artifact + ".graph.json", graphText); // restore removed it

@@ -49,6 +49,9 @@ private:
 Bindings randomBindings(Command const& command, std::map<std::string, double> const& problem,
                         std::uint64_t seed);
 
+/// max |x| over the shape's elements (NaNs skipped): the scale maxRelativeError measures by.
+double largestMagnitude(HostTensor const& t);
+
 /// The largest relative difference between two tensors of the same shape, each element
 /// measured as |a - b| / max(|b|, 1e-2 * max|b| over the tensor): relative where the reference
 /// is large, absolute against 1% of the tensor's scale where it is near zero (where a sum of

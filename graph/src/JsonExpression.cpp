@@ -1,5 +1,7 @@
 #include "kiln/graph/JsonExpression.h"
 
+#include "kiln/graph/Simplify.h"
+
 #include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
@@ -92,6 +94,10 @@ ExprPtr parseExpression(JsonValue const& value, NameResolver const& names, bool 
         value.fail(fmt::format("the expression is more than {} operators deep; split it into "
                                "several",
                                kMaxExpressionDepth));
+    if (ExprPtr const zero = divisionByZero(simplify(e)))
+        value.fail(fmt::format("'{}' divides by zero{}", text,
+                               toString(zero) == text ? std::string()
+                                                      : fmt::format(" (at '{}')", toString(zero))));
     return e;
 }
 

@@ -9,7 +9,11 @@ using namespace expr;
 
 namespace {
 
+// A literal, or a literal converted to a type (a strong constant such as i64(0)): a constant to
+// fold.
 bool isLiteral(ExprPtr const& e) {
+    if (auto const* c = std::get_if<Convert>(e.get()))
+        return std::holds_alternative<Literal>(*c->arg);
     return std::holds_alternative<Literal>(*e);
 }
 
@@ -79,6 +83,21 @@ ExprPtr binaryLike(ExprPtr const& node, BinaryOp op, ExprPtr const& lhs, ExprPtr
 
 ExprPtr rewriteBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs, ExprPtr const& node);
 
+// k where `lhs op rhs` divides (x * c) by d, c = k * d, in 64-bit integers: the product is then an
+// exact multiple of d, so (x * c) / d = ceildiv(x * c, d) = x * k for every x
+// (an i64 product that overflows is an error, never a wrapped value; narrower types wrap, so
+// they keep the division).
+std::optional<std::int64_t> exactQuotient(BinaryOp op, ExprPtr const& lhs, ExprPtr const& rhs) {
+    auto const* product = std::get_if<Binary>(lhs.get());
+    auto const d = literalInt(rhs);
+    if (!product || product->op != BinaryOp::Multiply || !d || *d == 0 || *d == -1)
+        return std::nullopt;
+    auto const c = literalInt(product->rhs);
+    if (!c || *c % *d != 0 || resultType(Expression{Binary{op, lhs, rhs}}) != DataType::I64)
+        return std::nullopt;
+    return *c / *d;
+}
+
 // rewriteBinary, unless the rewrite would change how the node types with its neighbours.
 // `node`, if not null, is a node to return in place of an equal new one (binaryLike).
 ExprPtr simplifyBinary(BinaryOp op, ExprPtr const& lhs, ExprPtr const& rhs,
@@ -94,6 +113,11 @@ ExprPtr simplifyBinary(BinaryOp op, ExprPtr const& lhs, ExprPtr const& rhs,
 ExprPtr rewriteBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs, ExprPtr const& node) {
     if (isLiteral(lhs) && isLiteral(rhs))
         return fold(binary(op, lhs, rhs));
+    // false && x, true || x: x is never evaluated (guards such as `T > 0 && N % T == 0`).
+    if (bool const either = op == BinaryOp::LogicalOr; (either || op == BinaryOp::LogicalAnd) &&
+                                                       isLiteral(lhs) &&
+                                                       evaluate(*lhs).asBool() == either)
+        return literal(Value::boolean(either));
     if (isCommutative(op) && isLiteral(lhs))
         std::swap(lhs, rhs);
 
@@ -145,6 +169,8 @@ ExprPtr rewriteBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs, ExprPtr const& node
     case BinaryOp::CeilDivide:
         if (isIntLiteral(rhs, 1))
             return lhs;
+        if (auto const k = exactQuotient(op, lhs, rhs))
+            return simplifyBinary(BinaryOp::Multiply, std::get<Binary>(*lhs).lhs, literal(*k));
         break;
     case BinaryOp::Modulo:
         if (integer && isIntLiteral(rhs, 1))
@@ -174,6 +200,31 @@ ExprPtr rewriteBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs, ExprPtr const& node
 }
 
 } // namespace
+
+ExprPtr divisionByZero(ExprPtr const& e) {
+    if (!e)
+        return nullptr;
+    if (auto const* b = std::get_if<Binary>(e.get())) {
+        bool const divides =
+            b->op == BinaryOp::Divide || b->op == BinaryOp::Modulo || b->op == BinaryOp::CeilDivide;
+        ExprPtr divisor = b->rhs;
+        if (auto const* c = std::get_if<Convert>(divisor.get()))
+            divisor = c->arg;
+        if (divides && isIntegerExpr(b->rhs) && isIntLiteral(divisor, 0))
+            return e;
+        if (ExprPtr found = divisionByZero(b->lhs))
+            return found;
+        bool const shortCircuits = b->op == BinaryOp::LogicalAnd || b->op == BinaryOp::LogicalOr;
+        return shortCircuits ? nullptr : divisionByZero(b->rhs);
+    }
+    if (auto const* u = std::get_if<Unary>(e.get()))
+        return divisionByZero(u->arg);
+    if (auto const* s = std::get_if<Select>(e.get()))
+        return divisionByZero(s->condition);
+    if (auto const* c = std::get_if<Convert>(e.get()))
+        return divisionByZero(c->arg);
+    return nullptr;
+}
 
 ExprPtr simplify(ExprPtr const& e) {
     if (!e)

@@ -3,6 +3,7 @@
 #include "kiln/graph/ExpressionText.h"
 
 #include <bit>
+#include <charconv>
 #include <cstring>
 #include <fmt/format.h>
 
@@ -491,11 +492,52 @@ std::string PtxWriter::binaryFloat(BinaryOp op, std::string const& a, std::strin
     return r;
 }
 
+namespace {
+
+std::optional<std::int64_t> integerImmediate(std::string const& operand) {
+    std::int64_t v = 0;
+    char const* end = operand.data() + operand.size();
+    auto const [at, error] = std::from_chars(operand.data(), end, v);
+    if (error != std::errc() || at != end)
+        return std::nullopt;
+    return v;
+}
+
+} // namespace
+
+// An integer operation whose operands came out as immediates (an index bound to a constant
+// element number, say) is computed here rather than emitted as `mul.lo.s64 %rd1, 0, -64`; so is
+// one with an identity operand (x + 0, x * 1, x * 0). Operations that fail (division by zero,
+// 64-bit overflow) are left to the instruction.
+std::optional<std::string> PtxWriter::foldImmediates(BinaryOp op, std::string const& a,
+                                                     std::string const& b, DataType type) {
+    auto const x = integerImmediate(a), y = integerImmediate(b);
+    if (x && y) {
+        try {
+            return std::to_string(apply(op, Value::integer(*x, type), Value::integer(*y, type)).i);
+        } catch (UserError const&) {
+            return std::nullopt;
+        }
+    }
+    bool const commutes = op == BinaryOp::Add || op == BinaryOp::Multiply;
+    if ((op == BinaryOp::Add || op == BinaryOp::Subtract) && y == 0)
+        return a;
+    if (commutes && x == (op == BinaryOp::Add ? 0 : 1))
+        return b;
+    if (op == BinaryOp::Multiply && y == 1)
+        return a;
+    if (op == BinaryOp::Multiply && (x == 0 || y == 0))
+        return std::string("0");
+    return std::nullopt;
+}
+
 std::string PtxWriter::binaryInteger(BinaryOp op, ExprPtr const& lhs, ExprPtr const& rhs,
                                      DataType type, PtxBindings const& bindings) {
     PtxType const t = registerType(type);
     int const bits = t == PtxType::S32 ? 32 : 64;
     std::string const a = emit(lhs, type, bindings), b = emit(rhs, type, bindings);
+    if (auto folded = foldImmediates(op, a, b, type))
+        return *folded;
     std::string const r = newRegister(t);
     std::string_view const ty = ptxName(t);
     bool const unsignedOk = facts_.nonNegative(lhs) && facts_.nonNegative(rhs);

@@ -182,7 +182,10 @@ ExprPtr instantiate(RuleExpression const& e, RuleContext const& context) {
     values.reserve(e.placeholders.size());
     for (auto const& p : e.placeholders)
         values.push_back(resolve(p, context));
-    return simplify(substitute(e.tree, values));
+    ExprPtr const value = simplify(substitute(e.tree, values));
+    if (ExprPtr const zero = divisionByZero(value))
+        fail("'{}' divides by zero (at '{}')", e.text, toString(zero));
+    return value;
 }
 
 GuardValue evaluateGuard(RuleExpression const& e, RuleContext const& context) {

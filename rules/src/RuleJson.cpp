@@ -1,6 +1,7 @@
 #include "kiln/rules/RuleJson.h"
 
 #include "kiln/graph/ExpressionText.h"
+#include "kiln/graph/Simplify.h"
 
 #include <fmt/format.h>
 #include <set>
@@ -27,13 +28,17 @@ E kindOf(JsonValue const& v, std::span<E const> all, std::string_view what) {
 
 RuleExpression expression(JsonValue const& v, RuleScope const& scope) {
     std::string const text = v.isInteger() ? std::to_string(v.asInt()) : v.asString();
+    RuleExpression e;
     try {
-        return parseRuleExpression(text, scope);
-    } catch (ExpressionError const& e) {
+        e = parseRuleExpression(text, scope);
+    } catch (ExpressionError const& error) {
         if (v.isString())
-            v.failInString(e.offset(), e.message());
-        v.fail(e.message());
+            v.failInString(error.offset(), error.message());
+        v.fail(error.message());
     }
+    if (divisionByZero(simplify(e.tree)))
+        v.fail(fmt::format("'{}' divides by zero", text));
+    return e;
 }
 
 // A `where`: an expression that is true or false, not a number.

@@ -67,6 +67,39 @@ TEST(Simplify, GathersLiterals) {
     EXPECT_EQ(simplified(lit(2) * (lit(3) * i())), "index#1 * 6");
 }
 
+// (x * c) / d with c a multiple of d is x * (c / d) in 64 bits, where overflow is an error; in
+// 32 bits the product wraps, so the division stays.
+TEST(Simplify, DividesExactMultiples) {
+    ExprPtr const n = argument("N", DT::I64);
+    EXPECT_EQ(simplified(n * lit(4) / lit(4)), "N");
+    EXPECT_EQ(simplified(ceilDivide(i() * lit(8), lit(4))), "index#1 * 2");
+    EXPECT_EQ(simplified(i() * lit(8) / lit(-4)), "index#1 * -2");
+    EXPECT_EQ(simplified(i() * lit(6) / lit(4)), "index#1 * 6 / 4");
+    EXPECT_EQ(simplified(i() * lit(4) / lit(8)), "index#1 * 4 / 8");
+    ExprPtr const c = argument("c", DT::I32);
+    EXPECT_EQ(simplified(c * lit(4) / lit(4)), "c * 4 / 4");
+}
+
+TEST(Simplify, FindsDivisionByAConstantZero) {
+    ExprPtr const n = argument("N", DT::I64);
+    EXPECT_EQ(divisionByZero(simplify(n + lit(1))), nullptr);
+    EXPECT_EQ(toString(divisionByZero(simplify(lit(2) + n / lit(0)))), "N / 0");
+    EXPECT_EQ(toString(divisionByZero(simplify(n % (n - n)))), "N % i64(0)");
+    ExprPtr const positive = binary(BinaryOp::Greater, n, lit(0));
+    EXPECT_EQ(toString(divisionByZero(
+                  simplify(select(binary(BinaryOp::Less, ceilDivide(n, lit(0)), lit(2)), n, n)))),
+              "ceildiv(N, 0)");
+    // Behind && or || or in a branch of a select, the division may never be evaluated.
+    EXPECT_EQ(divisionByZero(select(positive, lit(1), n / lit(0))), nullptr);
+    EXPECT_EQ(divisionByZero(binary(BinaryOp::LogicalAnd, positive, n % lit(0))), nullptr);
+    EXPECT_EQ(toString(simplify(binary(BinaryOp::LogicalAnd, lit(0),
+                                       binary(BinaryOp::Equal, n % lit(0), lit(1))))),
+              "false");
+    EXPECT_EQ(divisionByZero(n / n), nullptr);
+    // A float divided by zero is an infinity, not an error.
+    EXPECT_EQ(divisionByZero(argument("f", DT::F32) / literal(Value::real(0.0))), nullptr);
+}
+
 TEST(Simplify, SelectOnAConstant) {
     EXPECT_EQ(simplified(select(binary(BinaryOp::Less, lit(1), lit(2)), i(), index(2))), "index#1");
     EXPECT_EQ(simplified(select(lit(0), i(), index(2))), "index#2");
@@ -130,7 +163,7 @@ TEST(Simplify, KeepsTypesAndWeakness) {
     EXPECT_EQ(resultType(*simplify(picked)), DT::I64);
     EXPECT_EQ(simplified(picked), "select(1, 5, a) * c");
     // i64(3) is strong; folding it to the weak literal 3 would let it adapt to i32.
-    EXPECT_EQ(simplified(convert(DT::I64, lit(3)) * c), "i64(3) * c");
+    EXPECT_EQ(simplified(convert(DT::I64, lit(3)) * c), "c * i64(3)");
     EXPECT_EQ(simplified(convert(DT::I64, lit(1) + lit(2))), "i64(3)");
     EXPECT_EQ(simplified(convert(DT::I32, lit(3)) * c), "c * i32(3)");
     // Adding a weak 0 to a bool gives an i32; dropping the 0 would leave a bool.

@@ -217,6 +217,22 @@ TEST(Engine, GuardsThatCannotBeDecidedBeforeLaunchDoNotFire) {
               "the guard 'v.size % 64 == 0' cannot be decided before launch (N % 64 == 0)");
 }
 
+// A guard that divides by zero fails for every problem, so it is an error at the rule, not a
+// guard "that cannot be decided before launch".
+TEST(Engine, AGuardThatDividesByAZeroParameterIsAnError) {
+    RuleSet const set = ruleSet(R"json({ "ruleset": "per-tile", "version": 1, "strategy": "once",
+      "params": { "T": 4 },
+      "rules": [ { "name": "whole-tiles", "match": { "nodes": { "v": { "dim": "Linear" } } },
+                   "where": "v.size % $T == 0",
+                   "rewrite": { "add": { "nodes": { "u": { "dim": "Unroll", "size": 2 } } } } } ] })json");
+    KernelGraph graph = translate(axpy());
+    EXPECT_EQ(errorOf([&] {
+                  apply(set, graph, {.parameters = {{"T", 0}}});
+              }),
+              "inline.rules.json:3:18: error: rule 'whole-tiles': 'v.size % $T == 0' divides by "
+              "zero (at 'N % 0') [at /rules/0]");
+}
+
 TEST(Engine, GuardsReadFactsAndCapabilitiesOfTheTarget) {
     RuleSet const set = ruleSet(R"json({ "ruleset": "staged", "version": 1, "strategy": "once",
       "params": { "MT": 128 },

@@ -94,6 +94,8 @@ public:
 private:
     std::string emitNode(ExprPtr const& e, DataType type, PtxBindings const& bindings);
     std::string immediate(Value v, DataType type);
+    std::optional<std::string> foldImmediates(BinaryOp op, std::string const& a,
+                                              std::string const& b, DataType type);
     std::string binaryInteger(BinaryOp op, ExprPtr const& lhs, ExprPtr const& rhs, DataType type,
                               PtxBindings const& bindings);
     std::string binaryFloat(BinaryOp op, std::string const& a, std::string const& b, DataType type);

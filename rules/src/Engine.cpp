@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <fmt/format.h>
 #include <functional>
 #include <set>
@@ -105,7 +106,12 @@ public:
     Driver(RuleSet const& rules, KernelGraph& graph, EngineOptions const& options)
         : rules_(rules)
         , graph_(graph)
-        , options_(options) {
+        , options_(options)
+        , limits_(options.limits)
+        , spent_(options.spent) {
+        if (!spent_.start)
+            spent_.start = std::chrono::steady_clock::now();
+        deadline_ = deadline(*spent_.start, limits_);
         parameters_ = parameterValues(rules, options.parameters);
         base_.parameters = &parameters_;
         base_.arch = options.arch;
@@ -115,6 +121,8 @@ public:
         ApplyResult result;
         result.reason = execute(rules_.strategy);
         result.applications = applications_;
+        dropMatcher();
+        result.spent = spent_;
         return result;
     }
 
@@ -133,18 +141,55 @@ private:
         return chosen;
     }
 
+    // The limit `limit` reached while `s` ran, applying `rule` if there is one.
+    [[noreturn]] void overLimit(Limit limit, Strategy const& s, Rule const* rule) const {
+        std::string const where = rule ? fmt::format("while its {} strategy was applying rule '{}'",
+                                                     name(s.kind), rule->name)
+                                       : fmt::format("while running its {} strategy", name(s.kind));
+        throw LimitError(limit,
+                         fmt::format("rule set '{}' reached the lowering's limit of {} {}",
+                                     rules_.name, describe(limit, limits_), where),
+                         s.at);
+    }
+
+    // One more strategy step (`s` running, or `rule` tried under it), within the limits.
+    void step(Strategy const& s, Rule const* rule) {
+        if (++spent_.steps > limits_.steps)
+            overLimit(Limit::Steps, s, rule);
+        if (std::chrono::steady_clock::now() > deadline_)
+            overLimit(Limit::Time, s, rule);
+    }
+
+    // Forgets the matcher's index of the graph, counting the candidates it tried.
+    void dropMatcher() {
+        if (matcher_)
+            spent_.candidates += matcher_->candidatesTried();
+        matcher_.reset();
+    }
+
     // Applies the first match of `rule`, if any; returns whether it did.
-    bool applyOnce(Rule const& rule) {
+    bool applyOnce(Strategy const& s, Rule const& rule) {
+        step(s, &rule);
         // One index of the graph serves every rule tried until the graph changes.
-        if (!matcher_)
+        if (!matcher_) {
             matcher_.emplace(graph_);
-        auto match = firstMatch(rule, *matcher_, graph_, base_);
+            matcher_->setBudget(limits_.candidates - spent_.candidates, deadline_);
+        }
+        std::optional<Match> match;
+        try {
+            match = firstMatch(rule, *matcher_, graph_, base_);
+        } catch (Matcher::OverBudget const& over) {
+            overLimit(over.limit, s, &rule);
+        }
         if (!match)
             return false;
-        matcher_.reset();
+        dropMatcher();
+        if (spent_.applications >= limits_.applications)
+            overLimit(Limit::Applications, s, &rule);
         std::string guard;
         guardsHold(rule, graph_, *match, base_, nullptr, &guard);
         Application application = applyRewrite(rule, *match, graph_, base_, ++applications_);
+        ++spent_.applications;
         application.ruleset = rules_.name;
         application.guard = guard;
         if (options_.observe)
@@ -156,33 +201,39 @@ private:
         switch (s.kind) {
         case Strategy::Kind::Once:
             for (Rule const* r : select(s))
-                applyOnce(*r);
+                applyOnce(s, *r);
             return StopReason::Done;
         case Strategy::Kind::First:
             for (Rule const* r : select(s))
-                if (applyOnce(*r))
+                if (applyOnce(s, *r))
                     break;
             return StopReason::Done;
         case Strategy::Kind::Fixpoint:
             return fixpoint(s);
         case Strategy::Kind::Seq:
+            step(s, nullptr);
             for (auto const& child : s.children)
                 execute(child);
             return StopReason::Done;
         case Strategy::Kind::Repeat:
-            for (std::int64_t i = 0; i < s.times; ++i)
+            for (std::int64_t i = 0; i < s.times; ++i) {
+                step(s, nullptr);
                 for (auto const& child : s.children)
                     execute(child);
+            }
             return StopReason::Done;
         case Strategy::Kind::Try: {
+            step(s, nullptr);
             KernelGraph const saved = graph_;
             std::int64_t const savedApplications = applications_;
             try {
                 for (auto const& child : s.children)
                     execute(child);
                 return StopReason::Done;
+            } catch (LimitError const&) {
+                throw; // the lowering's limits bound the failed attempt too
             } catch (UserError const&) {
-                matcher_.reset();
+                dropMatcher();
                 graph_ = saved;
                 applications_ = savedApplications;
                 return StopReason::Recovered;
@@ -199,7 +250,7 @@ private:
         for (std::int64_t count = 0;; ++count) {
             Rule const* applied = nullptr;
             for (Rule const* r : rules)
-                if (applyOnce(*r)) {
+                if (applyOnce(s, *r)) {
                     applied = r;
                     break;
                 }
@@ -210,19 +261,19 @@ private:
                 throw UserError(
                     fmt::format("rule set '{}' did not reach a fixpoint within its budget of {} "
                                 "applications; rules that kept firing: {}",
-                                rules_.name, s.budget, describe(firedHere)),
+                                rules_.name, s.budget, describeFiring(firedHere)),
                     s.at);
             if (!seen.insert(canonicalHash(graph_)).second)
                 throw UserError(
                     fmt::format("rule set '{}' came back to a graph it had already produced after "
                                 "{} applications, so its fixpoint would never end; rules that "
                                 "kept firing: {}",
-                                rules_.name, count + 1, describe(firedHere)),
+                                rules_.name, count + 1, describeFiring(firedHere)),
                     s.at);
         }
     }
 
-    static std::string describe(std::map<std::string, std::int64_t> const& fired) {
+    static std::string describeFiring(std::map<std::string, std::int64_t> const& fired) {
         std::vector<std::pair<std::int64_t, std::string>> order;
         for (auto const& [rule, n] : fired)
             order.emplace_back(-n, rule);
@@ -236,6 +287,9 @@ private:
     RuleSet const& rules_;
     KernelGraph& graph_;
     EngineOptions const& options_;
+    Limits const limits_;
+    Usage spent_;
+    std::chrono::steady_clock::time_point deadline_;
     std::map<std::string, std::int64_t> parameters_;
     RuleContext base_;
     std::int64_t applications_ = 0;
@@ -308,7 +362,12 @@ std::string whyNot(Rule const& rule, KernelGraph const& graph, std::string const
 }
 
 ApplyResult apply(RuleSet const& rules, KernelGraph& graph, EngineOptions const& options) {
-    return Driver(rules, graph, options).run();
+    // The rules run on a copy, so that an error (a limit reached half way) leaves no
+    // half-lowered graph behind.
+    KernelGraph work = graph;
+    ApplyResult const result = Driver(rules, work, options).run();
+    graph = std::move(work);
+    return result;
 }
 
 Rule const* RuleSet::find(std::string_view rule) const {

@@ -65,7 +65,6 @@ struct Matcher::Search {
 
     // Whether element `id` can be variable `v` (kind and graph).
     bool fits(std::string const& v, Id id) {
-        ++m.tried_;
         auto it = nodeOf.find(v);
         if (it == nodeOf.end())
             return true; // an outer variable, bound by the seed
@@ -211,6 +210,7 @@ struct Matcher::Search {
     }
 
     bool tryEdge(std::size_t index, Id candidate) {
+        m.count();
         EdgePattern const& e = pattern.edges[index];
         KernelGraph const& g = m.graph_;
         std::vector<std::string> trail, listTrail;
@@ -223,10 +223,8 @@ struct Matcher::Search {
             ok = ok && bind(e.tails.fixed[0], candidate, trail) &&
                  bind(e.heads.fixed[0], *dim, trail);
         } else {
-            if (used.count(candidate)) {
-                ++m.tried_;
+            if (used.count(candidate))
                 return false;
-            }
             auto const& tails = e.graph == EdgePattern::Graph::Coordinate
                                     ? g.coordinates.tails(candidate)
                                     : g.control.tails(candidate);
@@ -275,6 +273,7 @@ struct Matcher::Search {
                      : (n.dimensionKinds.size() == 1 ? name(n.dimensionKinds[0]) : "dimension"),
                  n.variable);
         for (Id id : nodeCandidates(n)) {
+            m.count();
             std::vector<std::string> trail, listTrail;
             if (bind(n.variable, id, trail) && step())
                 return true;
@@ -335,6 +334,20 @@ struct Matcher::Search {
         return accept(match);
     }
 };
+
+void Matcher::count() {
+    ++tried_;
+    if (tried_ > mostTried_)
+        throw OverBudget{Limit::Candidates};
+    // The clock costs more than a candidate: read it every 1024 of them.
+    if (tried_ % 1024 == 0 && std::chrono::steady_clock::now() > deadline_)
+        throw OverBudget{Limit::Time};
+}
+
+void Matcher::setBudget(std::int64_t candidates, std::chrono::steady_clock::time_point deadline) {
+    mostTried_ = tried_ > INT64_MAX - candidates ? INT64_MAX : tried_ + candidates;
+    deadline_ = deadline;
+}
 
 bool Matcher::forEach(Pattern const& pattern, std::function<bool(Match const&)> const& accept,
                       Match const& seed) {

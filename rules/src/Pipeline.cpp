@@ -95,7 +95,13 @@ std::vector<StepReport> lower(Pipeline const& pipeline, KernelGraph& graph,
     stepOptions.parameters = pipeline.defaults;
     for (auto const& [name, value] : options.parameters)
         stepOptions.parameters[name] = value;
+    // One set of limits for the whole lowering: what a step uses, the next cannot.
+    if (!stepOptions.spent.start)
+        stepOptions.spent.start = std::chrono::steady_clock::now();
+    auto const finish = deadline(*stepOptions.spent.start, options.limits);
 
+    // The steps run on a copy, so that a step that fails leaves no half-lowered graph behind.
+    KernelGraph work = graph;
     std::vector<StepReport> reports;
     for (auto const& step : pipeline.steps) {
         StepReport report{.name = step.name, .declarative = step.rules.has_value()};
@@ -105,7 +111,7 @@ std::vector<StepReport> lower(Pipeline const& pipeline, KernelGraph& graph,
             static ArchFacts const noTarget = [](std::string const&) {
                 return std::optional<std::int64_t>(0);
             };
-            RuleContext c{.graph = &graph,
+            RuleContext c{.graph = &work,
                           .parameters = &stepOptions.parameters,
                           .arch = options.arch ? options.arch : noTarget};
             GuardValue const g = evaluateGuard(*step.when, c);
@@ -116,20 +122,33 @@ std::vector<StepReport> lower(Pipeline const& pipeline, KernelGraph& graph,
                     step.at);
             if (!g.holds) {
                 report.skipped = true;
+                report.spent = stepOptions.spent;
                 reports.push_back(report);
                 continue;
             }
         }
         auto const start = std::chrono::steady_clock::now();
-        if (step.rules)
-            report.applications = apply(*step.rules, graph, stepOptions).applications;
-        else
-            step.native->run(graph, step.args);
+        if (step.rules) {
+            ApplyResult const applied = apply(*step.rules, work, stepOptions);
+            report.applications = applied.applications;
+            stepOptions.spent = applied.spent;
+        } else {
+            step.native->run(work, step.args);
+            if (std::chrono::steady_clock::now() > finish)
+                throw LimitError(Limit::Time,
+                                 fmt::format("pipeline '{}' reached the lowering's limit of {} "
+                                             "in native step '{}'",
+                                             pipeline.name, describe(Limit::Time, options.limits),
+                                             step.name),
+                                 step.at);
+        }
         report.microseconds =
             std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
                 .count();
+        report.spent = stepOptions.spent;
         reports.push_back(report);
     }
+    graph = std::move(work);
     return reports;
 }
 

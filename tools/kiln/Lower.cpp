@@ -100,6 +100,14 @@ void addLower(CLI::App& app) {
             }
             fmt::print("{} of {} steps run were declarative ({:.0f}%)\n", declarative, run,
                        run ? 100.0 * declarative / run : 100.0);
+            if (!reports.empty()) {
+                rules::Usage const& spent = reports.back().spent;
+                rules::Limits const& limits = options.limits;
+                fmt::print("of the limits: {} of {} applications, {} of {} strategy steps, {} of "
+                           "{} matcher candidates\n",
+                           spent.applications, limits.applications, spent.steps, limits.steps,
+                           spent.candidates, limits.candidates);
+            }
         }
         if (semantics)
             fmt::print("check: every application kept the result (max relative error {:.3g}, "

@@ -5,8 +5,10 @@
 // fixpoint that runs out of budget, or that comes back to a graph it has already produced
 // (found by hashing the printed graph), is an error that names the rules that kept firing.
 // Observers see every application: the trace, DOT files per step, and the semantic check.
+// Every run is bounded by Limits (Limits.h), counted across the steps of a lowering.
 #pragma once
 
+#include "kiln/rules/Limits.h"
 #include "kiln/rules/Rewrite.h"
 #include "kiln/rules/Rule.h"
 
@@ -23,15 +25,20 @@ struct EngineOptions {
     std::function<std::optional<std::int64_t>(std::string const&)> arch;
     /// Called after every application with the graph it produced.
     std::function<void(Application const&, KernelGraph const& after)> observe;
+    /// The most the whole lowering may use; reaching a limit is a LimitError.
+    Limits limits;
+    /// What the lowering used before this rule set (lower() carries it from step to step).
+    Usage spent;
 };
 
 struct ApplyResult {
     std::int64_t applications = 0;
     StopReason reason = StopReason::Done;
+    Usage spent; ///< options.spent plus what this rule set used
 };
 
-/// Applies `rules` to `graph` under the rule set's strategy. On error the graph is left as it
-/// was before the failing application.
+/// Applies `rules` to `graph` under the rule set's strategy, within `options.limits`. On error
+/// (a LimitError among them) the graph is left as it was before the call.
 ApplyResult apply(RuleSet const& rules, KernelGraph& graph, EngineOptions const& options);
 
 /// The first match of `rule` in `graph` whose guards hold and that no negative pattern extends.

@@ -10,8 +10,10 @@
 // graphs, and because the matcher must say why it did not match (explain()).
 #pragma once
 
+#include "kiln/rules/Limits.h"
 #include "kiln/rules/Rule.h"
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <string>
@@ -37,8 +39,18 @@ public:
     /// Whether some match of `pattern` extends `seed`.
     bool exists(Pattern const& pattern, Match const& seed);
 
-    /// Candidate bindings tried so far (for benchmarks and traces).
+    /// Candidate bindings tried so far: node and edge candidates, each partial match explored.
     std::int64_t candidatesTried() const { return tried_; }
+
+    /// What a search throws once candidatesTried() passes the budget of setBudget or the clock
+    /// passes its deadline; the engine reports it as a LimitError naming the rule.
+    struct OverBudget {
+        Limit limit;
+    };
+
+    /// Bounds every later search: at most `candidates` more tried, ending by `deadline`. Without a
+    /// budget a search is unbounded.
+    void setBudget(std::int64_t candidates, std::chrono::steady_clock::time_point deadline);
 
     /// Why `pattern` matches nowhere with `variable` bound to `at`: the first constraint that
     /// failed on the deepest partial match, as a sentence; empty when it does match.
@@ -52,6 +64,10 @@ private:
     std::vector<Id> allDimensions_, allOperations_;
     std::map<Id, std::vector<Id>> users_; ///< dimension -> operations connected to it
     std::int64_t tried_ = 0;
+    std::int64_t mostTried_ = INT64_MAX;
+    std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
+
+    void count(); ///< one more candidate tried, within the budget
 };
 
 } // namespace kiln::rules

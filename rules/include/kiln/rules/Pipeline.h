@@ -46,12 +46,15 @@ struct StepReport {
     bool skipped = false; ///< its `when` was false
     std::int64_t applications = 0;
     double microseconds = 0;
+    Usage spent; ///< of the lowering's limits, by this step and those before it
 };
 
 /// The schedule parameters `pipeline` reads: its defaults and its rule sets' declared ones.
 std::set<std::string> parameterNames(Pipeline const& pipeline);
 
 /// Runs every step of `pipeline` on `graph`; `options.parameters` override the defaults.
+/// `options.limits` bound the whole lowering, every step together. On error the graph is left
+/// as it was before the call.
 std::vector<StepReport> lower(Pipeline const& pipeline, KernelGraph& graph,
                               EngineOptions const& options);
 

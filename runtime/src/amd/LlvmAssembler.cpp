@@ -171,6 +171,13 @@ private:
             &logStream);
 
         llvm::MCContext context(triple, mai.get(), mri.get(), sti.get(), &sources, &options);
+        // Errors found once the code is laid out (a branch beyond its 16-bit offset) are
+        // reported through the context, whose default handler prints them on stderr.
+        context.setDiagnosticHandler([&logStream](llvm::SMDiagnostic const& d, bool,
+                                                  llvm::SourceMgr const&,
+                                                  std::vector<llvm::MDNode const*>&) {
+            d.print(nullptr, logStream, false);
+        });
         std::unique_ptr<llvm::MCObjectFileInfo> objectInfo(
             t->createMCObjectFileInfo(context, /*PIC=*/true));
         context.setObjectFileInfo(objectInfo.get());

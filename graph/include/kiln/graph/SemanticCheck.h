@@ -32,7 +32,8 @@ public:
     std::map<std::string, double> const& errors() const { return errors_; }
     /// The largest of errors().
     double lastError() const { return lastError_; }
-    /// 1e-2 when the Command stores 16-bit floats, else 1e-5.
+    /// 1e-2 when the Command stores 16-bit floats or computes them (Execute, Multiply, Reduce),
+    /// else 1e-5.
     double tolerance() const { return tolerance_; }
 
 private:

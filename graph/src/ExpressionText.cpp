@@ -84,8 +84,8 @@ public:
         ExprPtr e = parseBinary(1);
         skipSpace();
         if (pos_ < text_.size())
-            throw ExpressionError(pos_,
-                                  fmt::format("unexpected '{}' after the expression", text_[pos_]));
+            throw ExpressionError(pos_, fmt::format("unexpected '{}' after the expression",
+                                                    characterAt(text_, pos_)));
         return e;
     }
 
@@ -199,7 +199,7 @@ private:
             return parseNumber();
         if (isNameStart(c))
             return parseName();
-        throw ExpressionError(pos_, fmt::format("unexpected '{}'", c));
+        throw ExpressionError(pos_, fmt::format("unexpected '{}'", characterAt(text_, pos_)));
     }
 
     ExprPtr parseNumber() {
@@ -241,7 +241,8 @@ private:
             }
         }
         if (pos_ < text_.size() && isNameStart(text_[pos_]))
-            throw ExpressionError(pos_, fmt::format("unexpected '{}' after a number", text_[pos_]));
+            throw ExpressionError(
+                pos_, fmt::format("unexpected '{}' after a number", characterAt(text_, pos_)));
         std::string const digits(text_.substr(start, pos_ - start));
         literalLength_ = pos_ - start;
         if (isReal)

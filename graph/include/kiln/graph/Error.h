@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace kiln {
 
@@ -42,6 +43,16 @@ class InternalError : public std::logic_error {
 public:
     InternalError(std::string const& message, char const* file, int line);
 };
+
+/// `text` as a message may show it: valid UTF-8 as it is (an 'Ω' stays an 'Ω'), every byte that
+/// is not part of a valid UTF-8 character, and every control character but a line break or a
+/// tab (messages may span lines), as \xNN. UserError
+/// applies it to its message, so that input echoed in a message never prints broken bytes.
+std::string printable(std::string_view text);
+
+/// The whole UTF-8 character that starts at byte `at` of `text` (one byte where the bytes there
+/// are not a valid character), for messages that quote "the character at" a position.
+std::string_view characterAt(std::string_view text, std::size_t at);
 
 /// Throws a UserError formatted with fmt.
 template <class... Args>

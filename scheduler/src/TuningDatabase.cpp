@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -28,11 +29,31 @@ std::string nowUtc() {
     return text;
 }
 
-std::string pointText(std::map<std::string, std::int64_t> const& point) {
+// The index's name for a record: every compared field of its key and its point, each string
+// prefixed with its length, so that no two different (key, point) pairs share a name (a hash
+// of the key could collide, and "a=1;b" = 2 would read as a = 1, b = 2 without the lengths).
+std::string indexKey(TuningKey const& k, std::map<std::string, std::int64_t> const& point) {
     std::string out;
+    for (std::string const* field :
+         {&k.problem, &k.target, &k.gpu, &k.driver, &k.kiln, &k.pipeline, &k.evaluator})
+        out += fmt::format("{}:{}", field->size(), *field);
     for (auto const& [name, value] : point)
-        out += fmt::format("{}={};", name, value);
+        out += fmt::format("{}:{}={};", name.size(), name, value);
     return out;
+}
+
+// A JSON number (not true or false, which nlohmann would read as 1 and 0).
+bool isNumber(nlohmann::json const& v) {
+    return v.is_number();
+}
+
+// Whether `v` is a JSON integer from `lowest` to `highest` (not 1.5, which would be read as 1;
+// not 2^64 - 1, which would be read as -1; not 1e300, undefined behaviour to convert).
+bool integerIn(nlohmann::json const& v, std::int64_t lowest, std::int64_t highest) {
+    if (v.is_number_unsigned())
+        return highest >= 0 && v.get<std::uint64_t>() <= static_cast<std::uint64_t>(highest);
+    return v.is_number_integer() && v.get<std::int64_t>() >= lowest &&
+           v.get<std::int64_t>() <= highest;
 }
 
 nlohmann::json keyJson(TuningKey const& k) {
@@ -117,22 +138,32 @@ std::optional<TuningRecord> TuningDatabase::parseLine(std::string const& line, s
                  k.at("pipeline").get<std::string>(), k.at("evaluator").get<std::string>()};
         if (j.at("key").get<std::string>() != r.key.hash())
             return bad("its \"key\" does not match its \"key_fields\"");
-        // Parameters are integers: 1.5 is no value of one (and would be read as 1).
+        // Parameters are 64-bit integers.
         for (auto const& [name, value] : j.at("point").items())
-            if (!value.is_number_integer())
-                return bad(fmt::format("parameter '{}' is {}, not an integer", name, value.dump()));
+            if (!integerIn(value, std::numeric_limits<std::int64_t>::min(),
+                           std::numeric_limits<std::int64_t>::max()))
+                return bad(
+                    fmt::format("parameter '{}' is {}, not a 64-bit integer", name, value.dump()));
         r.point = j.at("point").get<std::map<std::string, std::int64_t>>();
+        // Numbers are numbers (true is no time), and a count of repetitions a whole number.
+        for (char const* field : {"us", "spread", "compile_s"})
+            if (j.contains(field) && !isNumber(j.at(field)))
+                return bad(fmt::format("\"{}\" is {}, not a number", field, j.at(field).dump()));
+        if (j.contains("samples") &&
+            !integerIn(j.at("samples"), 0, std::numeric_limits<int>::max()))
+            return bad(fmt::format("\"samples\" is {}, not a count of repetitions",
+                                   j.at("samples").dump()));
         std::string const status = j.at("status").get<std::string>();
         if (status == "ok") {
             r.status = RecordStatus::Ok;
             r.microseconds = j.at("us").get<double>();
             r.spread = j.value("spread", 0.0);
             r.samples = j.value("samples", 0);
-            // A time is a positive, finite number; a spread and a sample count are not negative.
+            // A time is a positive, finite number; a spread is not negative.
             if (!(std::isfinite(r.microseconds) && r.microseconds > 0))
                 return bad(fmt::format("\"us\" is {}, not a positive time", j.at("us").dump()));
-            if (!(std::isfinite(r.spread) && r.spread >= 0) || r.samples < 0)
-                return bad("\"spread\" or \"samples\" is negative or not finite");
+            if (!(std::isfinite(r.spread) && r.spread >= 0))
+                return bad("\"spread\" is negative or not finite");
         } else if (status == "failed") {
             r.status = RecordStatus::Failed;
             r.stage = j.value("stage", "");
@@ -141,8 +172,13 @@ std::optional<TuningRecord> TuningDatabase::parseLine(std::string const& line, s
             return bad(fmt::format("unknown status '{}'", status));
         }
         r.compileSeconds = j.value("compile_s", 0.0);
-        if (j.contains("extra"))
+        if (j.contains("extra")) {
+            for (auto const& [name, value] : j.at("extra").items())
+                if (!isNumber(value))
+                    return bad(
+                        fmt::format("\"extra\" '{}' is {}, not a number", name, value.dump()));
             r.extra = j.at("extra").get<std::map<std::string, double>>();
+        }
         r.at = j.value("at", "");
         return r;
     } catch (nlohmann::json::exception const& e) {
@@ -182,7 +218,7 @@ TuningDatabase::TuningDatabase(std::string path, Access access)
                 {number, torn ? "a torn last line (its writer was killed): " + error : error});
             continue;
         }
-        index_[record->key.hash() + pointText(record->point)] = records_.size();
+        index_[indexKey(record->key, record->point)] = records_.size();
         records_.push_back(std::move(*record));
     }
     // A torn last line has no newline: start the next record on a line of its own.
@@ -213,17 +249,14 @@ void TuningDatabase::append(TuningRecord const& record) {
             fail("cannot write to the tuning database '{}': {}", path_, std::strerror(errno));
         done += static_cast<std::size_t>(n);
     }
-    index_[r.key.hash() + pointText(r.point)] = records_.size();
+    index_[indexKey(r.key, r.point)] = records_.size();
     records_.push_back(std::move(r));
 }
 
 TuningRecord const* TuningDatabase::find(TuningKey const& key,
                                          std::map<std::string, std::int64_t> const& point) const {
-    auto it = index_.find(key.hash() + pointText(point));
-    if (it == index_.end())
-        return nullptr;
-    TuningRecord const& r = records_[it->second];
-    return r.key == key ? &r : nullptr; // a hash collision is not the same key
+    auto it = index_.find(indexKey(key, point));
+    return it == index_.end() ? nullptr : &records_[it->second];
 }
 
 std::optional<TuningRecord> TuningDatabase::best(TuningKey const& key) const {

@@ -183,8 +183,10 @@ TEST(Compare, KendallTauAndTheModelsPick) {
     EXPECT_DOUBLE_EQ(*compareResults(model, other).pickRatio, 1.5);
 }
 
-// A record's numbers are what they say: a positive, finite time; a spread and a sample count not
-// below zero; parameters that are integers (1.5 would have been read as 1).
+// A record's numbers are what they say: a positive, finite time; a spread not below zero; a
+// count of repetitions that is a whole number an int holds (1e300 was undefined behaviour to
+// convert); parameters that are 64-bit integers (1.5 would have been read as 1, 2^64 - 1 as -1);
+// numbers, not true or false (read as 1 and 0).
 TEST(TuningDatabase, RecordsWithImpossibleNumbersAreReportedAndSkipped) {
     fs::path const file = freshFile("numbers");
     std::string good;
@@ -198,17 +200,56 @@ TEST(TuningDatabase, RecordsWithImpossibleNumbersAreReportedAndSkipped) {
         line.replace(line.find(from), from.size(), to);
         return line;
     };
-    std::ofstream(file, std::ios::app) << with("\"us\":12.5", "\"us\":-3.0") << "\n"
-                                       << with("\"us\":12.5", "\"us\":null") << "\n"
-                                       << with("\"spread\":0.0", "\"spread\":-1.0") << "\n"
-                                       << with("{\"MT_M\":64}", "{\"MT_M\":64.5}") << "\n";
+    std::ofstream(file, std::ios::app)
+        << with("\"us\":12.5", "\"us\":-3.0") << "\n"
+        << with("\"us\":12.5", "\"us\":null") << "\n"
+        << with("\"spread\":0.0", "\"spread\":-1.0") << "\n"
+        << with("{\"MT_M\":64}", "{\"MT_M\":64.5}") << "\n"
+        << with("{\"MT_M\":64}", "{\"MT_M\":18446744073709551615}") << "\n"
+        << with("\"samples\":10", "\"samples\":1e300") << "\n"
+        << with("\"samples\":10", "\"samples\":-1") << "\n"
+        << with("\"us\":12.5", "\"us\":true") << "\n";
     TuningDatabase const db(file.string(), TuningDatabase::Access::Read);
     EXPECT_EQ(db.records().size(), 1u);
-    ASSERT_EQ(db.problems().size(), 4u);
+    ASSERT_EQ(db.problems().size(), 8u);
     EXPECT_EQ(db.problems()[0].line, 2);
     EXPECT_EQ(db.problems()[0].message, "\"us\" is -3.0, not a positive time");
-    EXPECT_EQ(db.problems()[2].message, "\"spread\" or \"samples\" is negative or not finite");
-    EXPECT_EQ(db.problems()[3].message, "parameter 'MT_M' is 64.5, not an integer");
+    EXPECT_EQ(db.problems()[1].message, "\"us\" is null, not a number");
+    EXPECT_EQ(db.problems()[2].message, "\"spread\" is negative or not finite");
+    EXPECT_EQ(db.problems()[3].message, "parameter 'MT_M' is 64.5, not a 64-bit integer");
+    EXPECT_EQ(db.problems()[4].message,
+              "parameter 'MT_M' is 18446744073709551615, not a 64-bit integer");
+    EXPECT_EQ(db.problems()[5].message, "\"samples\" is 1e+300, not a count of repetitions");
+    EXPECT_EQ(db.problems()[6].message, "\"samples\" is -1, not a count of repetitions");
+    EXPECT_EQ(db.problems()[7].message, "\"us\" is true, not a number");
+    fs::remove_all(file.parent_path());
+}
+
+// Two points whose names would print alike ("a=1;b" = 2 and a = 1, b = 2) are two records, and
+// so are two keys whose fields join alike (the same hash): each is found under its own key and
+// point (found by FuzzTuningDatabase).
+TEST(TuningDatabase, KeysAndPointsThatPrintAlikeAreNotMixedUp) {
+    fs::path const file = freshFile("alike");
+    TuningKey shifted = key("p\x1fsm_90a"), other = key("p");
+    other.target = "sm_90a\x1fsm_90a";
+    ASSERT_EQ(shifted.hash(), other.hash());
+    {
+        TuningDatabase db(file.string());
+        db.append(ok({{"a", 1}, {"b", 2}}, 10));
+        db.append(ok({{"a=1;b", 2}}, 20));
+        db.append(ok({{"a", 1}}, 30, 0, shifted));
+        db.append(ok({{"a", 1}}, 40, 0, other));
+    }
+    TuningDatabase const db(file.string(), TuningDatabase::Access::Read);
+    ASSERT_EQ(db.records().size(), 4u);
+    auto const time = [&](TuningKey const& k, std::map<std::string, std::int64_t> const& point) {
+        auto const* r = db.find(k, point);
+        return r ? r->microseconds : 0.0;
+    };
+    EXPECT_EQ(time(key(), {{"a", 1}, {"b", 2}}), 10);
+    EXPECT_EQ(time(key(), {{"a=1;b", 2}}), 20);
+    EXPECT_EQ(time(shifted, {{"a", 1}}), 30);
+    EXPECT_EQ(time(other, {{"a", 1}}), 40);
     fs::remove_all(file.parent_path());
 }
 

@@ -104,7 +104,7 @@ private:
     int fd_ = -1;
     std::vector<TuningRecord> records_;
     std::vector<DatabaseProblem> problems_;
-    std::map<std::string, std::size_t> index_; ///< key hash + point text -> record
+    std::map<std::string, std::size_t> index_; ///< key fields and point -> record
 };
 
 /// The winner among Ok records: the fastest median; a record whose median is within the noise

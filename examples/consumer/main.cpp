@@ -7,7 +7,12 @@
 
 #include <cmath>
 #include <cstdio>
+#include <type_traits>
 #include <vector>
+
+// The sizes go by name, through kiln_export::axpy::Sizes, or not at all.
+static_assert(!std::is_invocable_v<decltype(kiln_export::axpy::grid), std::int64_t>);
+static_assert(!std::is_constructible_v<kiln_export::axpy::Sizes, std::int64_t>);
 
 int main() {
     auto platform = kiln::runtime::loadPlatform("cuda");
@@ -39,7 +44,9 @@ int main() {
     }
     if (!dx.value().write(x).ok() || !dy.value().write(y).ok())
         return 1;
-    kiln_export::axpy::launch(stream.value(), kernel.value(), dx.value(), dy.value(), alpha, n);
+    // Sizes by name (designated initializers): the header takes them no other way.
+    kiln_export::axpy::Sizes const sizes{.N = n};
+    kiln_export::axpy::launch(stream.value(), kernel.value(), sizes, dx.value(), dy.value(), alpha);
     if (auto s = stream.value().synchronize(); !s.ok()) {
         std::fprintf(stderr, "consumer: launch failed: %s\n", s.message().c_str());
         return 1;

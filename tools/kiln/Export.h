@@ -2,9 +2,9 @@
 //
 // For one schedule point: the kernel's code (PTX, and the cubin where ptxas exists), its
 // manifest, and a generated C++ header that embeds both and declares a typed launch function
-// (parameters typed from the manifest, grid computed from the manifest's grid formula), so that
-// an application needs only the header and the installed Kiln runtime library
-// (find_package(kiln), target kiln::runtime). `kiln export` and the end of `kiln tune` use it.
+// taking the problem sizes by name (ExportHeader.h), so that an application needs only the
+// header and the installed Kiln runtime library (find_package(kiln), target kiln::runtime). `kiln
+// export` and the end of `kiln tune` use it.
 #pragma once
 
 #include "kiln/graph/Command.h"
@@ -35,12 +35,6 @@ struct ExportedFiles {
     std::string manifest; ///< NAME.manifest.json
     std::string header;   ///< NAME.h
 };
-
-/// The C++ header for `kernel` under namespace kiln_export::`name`: it embeds the PTX, or for an
-/// AMD target the code object `codeObject`, with a typed launch function; a UserError when the
-/// manifest's grid formula or a parameter type cannot be expressed in C++.
-std::string generateHeader(lowering::EmittedKernel const& kernel, std::string const& name,
-                           std::string const& origin, std::string const* codeObject = nullptr);
 
 /// Lowers, emits, assembles and writes the kernel of `request`.
 ExportedFiles exportKernel(ExportRequest const& request);

@@ -1,0 +1,297 @@
+// The exported header: the kernel's code and manifest as constants, a typed kernel, the sizes
+// by name, the grid formula as C++ and a launch function (ExportHeader.h).
+#include "ExportHeader.h"
+
+#include "kiln/graph/Error.h"
+#include "kiln/graph/ExpressionText.h"
+#include "kiln/runtime/ScalarType.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <set>
+#include <vector>
+
+namespace kiln::cli {
+
+namespace {
+
+bool isIdentifier(std::string_view s) {
+    if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
+        return false;
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+}
+
+// Grid formulas may name the kernel's size parameters and use + - * / % ceildiv min max.
+class GridNames : public NameResolver {
+public:
+    explicit GridNames(std::set<std::string> sizes)
+        : sizes_(std::move(sizes)) {}
+    ExprPtr name(std::string_view n) const override {
+        if (!sizes_.count(std::string(n)))
+            fail("the grid formula names '{}', which is not a size parameter of the kernel", n);
+        return argument(std::string(n), DataType::I64);
+    }
+
+private:
+    std::set<std::string> sizes_;
+};
+
+void checkGridExpression(Expression const& e) {
+    if (auto const* b = std::get_if<expr::Binary>(&e)) {
+        switch (b->op) {
+        case BinaryOp::Add:
+        case BinaryOp::Subtract:
+        case BinaryOp::Multiply:
+        case BinaryOp::Divide:
+        case BinaryOp::Modulo:
+        case BinaryOp::CeilDivide:
+        case BinaryOp::Min:
+        case BinaryOp::Max:
+            checkGridExpression(*b->lhs);
+            checkGridExpression(*b->rhs);
+            return;
+        default:
+            fail("the grid formula uses '{}', which the exported header cannot compute",
+                 name(b->op));
+        }
+    }
+    if (std::holds_alternative<expr::Literal>(e) || std::holds_alternative<expr::Argument>(e))
+        return;
+    fail("the grid formula '{}' cannot be computed by the exported header", toString(e));
+}
+
+std::string cppType(std::string const& manifestType) {
+    auto const type = runtime::parseScalarType(manifestType);
+    if (!type)
+        fail("the manifest has a parameter of unknown type '{}'", manifestType);
+    std::string const name(runtime::cppName(*type));
+    if (name == "Half" || name == "BFloat16")
+        return "kiln::runtime::" + name;
+    if (name.find("int") != std::string::npos)
+        return "std::" + name;
+    return name;
+}
+
+// A raw string delimiter that the text does not contain.
+std::string delimiterFor(std::string const& text, std::string base) {
+    while (text.find(")" + base + "\"") != std::string::npos)
+        base += "_";
+    return base;
+}
+
+} // namespace
+
+std::string generateHeader(lowering::EmittedKernel const& kernel, HeaderOptions const& options) {
+    std::string const& name = options.name;
+    std::string const* codeObject = options.codeObject;
+    if (!isIdentifier(name))
+        fail("'{}' is not a C++ identifier; give --name", name);
+    // Sizes in the manifest's order: the one order of Sizes, grid() and launch().
+    std::vector<std::string> sizes, types, params, args;
+    for (auto const& p : kernel.parameters) {
+        if (!isIdentifier(p.name))
+            fail("the kernel parameter '{}' is not a C++ identifier", p.name);
+        std::string const type =
+            p.pointer ? fmt::format("kiln::runtime::DevicePointer<{}>", cppType(p.type))
+                      : cppType(p.type);
+        types.push_back(type);
+        if (!p.pointer && p.meaning.starts_with("size ")) {
+            if (p.name == "by_name")
+                fail("the kernel's size 'by_name' has the name of the header's guard against "
+                     "sizes given by position");
+            sizes.push_back(p.name);
+            std::string const value = "sizes." + p.name + ".value";
+            args.push_back(
+                type == "std::int64_t" ? value : fmt::format("static_cast<{}>({})", type, value));
+            continue;
+        }
+        if (p.name == "stream" || p.name == "kernel" || p.name == "sizes")
+            fail("the kernel parameter '{}' has the name of a parameter of the header's launch()",
+                 p.name);
+        params.push_back(fmt::format("{} {}", type, p.name));
+        args.push_back(p.name);
+    }
+    std::vector<std::string> grid;
+    for (auto const& g : kernel.grid) {
+        ExprPtr e;
+        try {
+            e = parseExpression(g, GridNames(std::set<std::string>(sizes.begin(), sizes.end())));
+        } catch (ExpressionError const& x) {
+            fail("the grid formula '{}' does not parse: {}", g, x.message());
+        }
+        checkGridExpression(*e);
+        grid.push_back(fmt::format("static_cast<std::uint32_t>({})", toString(e)));
+    }
+    while (grid.size() < 3)
+        grid.push_back("1u");
+    std::string const manifest = kernel.manifestJson();
+    std::string const codeDelimiter = delimiterFor(kernel.code, "kiln_code");
+    std::string const manifestDelimiter = delimiterFor(manifest, "kiln_manifest");
+    std::string schedule;
+    for (auto const& [k, v] : kernel.schedule)
+        schedule += fmt::format("{}{}={}", schedule.empty() ? "" : ",", k, v);
+
+    // The PTX as a raw string; a code object as bytes (it is binary).
+    std::string codeSection;
+    if (codeObject) {
+        std::string bytes;
+        for (std::size_t i = 0; i < codeObject->size(); ++i)
+            bytes += fmt::format("{}0x{:02x},", i % 16 == 0 ? "\n    " : " ",
+                                 static_cast<unsigned char>((*codeObject)[i]));
+        codeSection =
+            fmt::format("/// The code object ({} bytes; its assembly is beside this "
+                        "header).\ninline constexpr unsigned char kCodeObject[] = {{{}\n}};",
+                        codeObject->size(), bytes);
+    } else {
+        codeSection = fmt::format("/// The PTX code.\ninline constexpr char const kCode[] = "
+                                  "R\"{0}({1}){0}\";",
+                                  codeDelimiter, kernel.code);
+    }
+
+    // Sizes: a member per size, the grid's locals, an example of each.
+    std::string sizeMembers, sizeLocals, example;
+    for (auto const& s : sizes) {
+        sizeMembers += fmt::format("    detail::Size {};\n", s);
+        sizeLocals +=
+            fmt::format("    [[maybe_unused]] std::int64_t const {0} = sizes.{0}.value;\n", s);
+        example += fmt::format("{}.{} = ...", example.empty() ? "" : ", ", s);
+    }
+    std::string launchParams;
+    for (auto const& p : params)
+        launchParams += ",\n                                     " + p;
+    std::vector<std::string> usage;
+    for (auto const& p : kernel.parameters)
+        if (std::find(sizes.begin(), sizes.end(), p.name) == sizes.end())
+            usage.push_back(p.name);
+
+    std::string out = fmt::format(
+        R"(// {name}.h: generated by `kiln export`; do not edit, export again.
+//
+// The kernel {entry} for {target}, schedule {schedule}{origin}.
+// Needs only the Kiln runtime library: find_package(kiln) and link kiln::runtime.
+//
+//   auto device = kiln::runtime::loadPlatform("{platform}").value()->device(0).value();
+//   auto kernel = kiln_export::{name}::load(device).value();
+//   auto stream = kiln::runtime::Stream::create(device).value();
+//   kiln_export::{name}::Sizes const sizes{{{example}}};
+//   kiln_export::{name}::launch(stream, kernel, sizes{usage}).synchronize();
+//
+// Sizes are given by name, in the order of Sizes; given by position, left out, or not
+// integers, they do not compile.
+#pragma once
+
+#include "kiln/runtime/Device.h"
+#include "kiln/runtime/DevicePointer.h"
+#include "kiln/runtime/KernelLoaderSpec.h"
+#include "kiln/runtime/KernelManifest.h"
+#include "kiln/runtime/ScalarType.h"
+#include "kiln/runtime/Stream.h"
+#include "kiln/runtime/TypedKernel.h"
+
+#include <algorithm>
+#include <concepts>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace kiln_export::{name} {{
+
+/// The kernel's entry point.
+inline constexpr char const kEntry[] = "{entry}";
+/// The target it was generated and tuned for.
+inline constexpr char const kTarget[] = "{target}";
+/// Workitems per workgroup (the block it was generated for).
+inline constexpr kiln::runtime::Dim3 kBlock{{{bx}u, {by}u, {bz}u}};
+/// Dynamic shared memory per workgroup, in bytes{sharedNote}.
+inline constexpr std::size_t kSharedBytes = {shared};
+
+{codeSection}
+
+/// The manifest: parameters, block, grid formula, schedule.
+inline constexpr char const kManifest[] = R"{md}({manifest}){md}";
+
+/// The kernel with its parameter types, checked against the manifest when it is loaded.
+using Kernel = kiln::runtime::TypedKernel<{types}>;
+
+/// Loads the kernel on `device` ({loadNote}).
+inline kiln::runtime::Expected<Kernel> load(std::shared_ptr<kiln::runtime::Device> device) {{
+    auto manifest = kiln::runtime::KernelManifest::fromJson(kManifest, "{name} manifest");
+    if (!manifest.ok())
+        return manifest.error();
+    return Kernel::load(std::move(device),
+                        {loaderSpec}
+                            .withManifest(std::move(manifest).value()));
+}}
+
+namespace detail {{
+/// One size of Sizes: an integer (a floating-point number does not convert), with no default
+/// (a Sizes that leaves a size out does not compile).
+struct Size {{
+    template <std::integral T>
+    constexpr Size(T size)
+        : value(static_cast<std::int64_t>(size)) {{}}
+    std::int64_t value;
+}};
+/// The first member of Sizes, which no number converts to: sizes given by position do not
+/// compile.
+struct SizesAreGivenByName {{}};
+
+inline constexpr std::int64_t ceildiv(std::int64_t a, std::int64_t b) {{
+    return a / b + ((a % b != 0) && ((a < 0) == (b < 0)) ? 1 : 0);
+}}
+inline constexpr std::int64_t min(std::int64_t a, std::int64_t b) {{ return a < b ? a : b; }}
+inline constexpr std::int64_t max(std::int64_t a, std::int64_t b) {{ return a < b ? b : a; }}
+}} // namespace detail
+
+/// The problem sizes, by name and in this order (the manifest's):
+///   Sizes{{{example}}}
+struct Sizes {{
+    detail::SizesAreGivenByName by_name = {{}};
+{sizeMembers}}};
+
+/// The grid of workgroups for these sizes.
+inline kiln::runtime::Dim3 grid([[maybe_unused]] Sizes const& sizes) {{
+    using namespace detail;
+{sizeLocals}    return {{{gx}, {gy}, {gz}}};
+}}
+
+/// Enqueues the kernel on `stream` with the grid its sizes need.
+inline kiln::runtime::Stream& launch(kiln::runtime::Stream& stream, Kernel const& kernel,
+                                     Sizes const& sizes{params}) {{
+    return stream.launch(kernel, grid(sizes), kBlock, kSharedBytes,
+                         {args});
+}}
+
+}} // namespace kiln_export::{name}
+)",
+        fmt::arg("name", name), fmt::arg("entry", kernel.entry), fmt::arg("target", kernel.target),
+        fmt::arg("schedule", schedule.empty() ? "(defaults)" : schedule),
+        fmt::arg("origin", options.origin.empty() ? "" : " (" + options.origin + ")"),
+        fmt::arg("example", example),
+        fmt::arg("usage", usage.empty() ? "" : fmt::format(", {}", fmt::join(usage, ", "))),
+        fmt::arg("bx", kernel.block[0]), fmt::arg("by", kernel.block[1]),
+        fmt::arg("bz", kernel.block[2]), fmt::arg("shared", codeObject ? 0 : kernel.sharedBytes),
+        fmt::arg("sharedNote",
+                 codeObject ? " (none: the code object's descriptor allocates the kernel's LDS)"
+                            : ""),
+        fmt::arg("codeSection", codeSection), fmt::arg("platform", codeObject ? "hip" : "cuda"),
+        fmt::arg("loadNote", codeObject ? "HIP loads the code object; its metadata note is "
+                                          "checked against the manifest"
+                                        : "the driver compiles the PTX for the device"),
+        fmt::arg("loaderSpec",
+                 codeObject ? "kiln::runtime::KernelLoaderSpec::codeObjectInMemory(\n"
+                              "                            std::string(reinterpret_cast<char "
+                              "const*>(kCodeObject), sizeof kCodeObject), kEntry)"
+                            : "kiln::runtime::KernelLoaderSpec::ptxInMemory(kCode, kEntry)"),
+        fmt::arg("md", manifestDelimiter), fmt::arg("manifest", manifest),
+        fmt::arg("types", fmt::join(types, ", ")), fmt::arg("gx", grid[0]), fmt::arg("gy", grid[1]),
+        fmt::arg("gz", grid[2]), fmt::arg("sizeMembers", sizeMembers),
+        fmt::arg("sizeLocals", sizeLocals), fmt::arg("params", launchParams),
+        fmt::arg("args", fmt::join(args, ", ")));
+    return out;
+}
+
+} // namespace kiln::cli

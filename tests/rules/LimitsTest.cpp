@@ -119,7 +119,7 @@ TEST(Limits, AMatchThatTakesTooLongStopsAtTheTimeLimit) {
         "wall time while its once strategy was applying rule 'eleven-free-nodes' [at "
         "/strategy]");
     EXPECT_EQ(limit, Limit::Time);
-    EXPECT_LT(seconds, 0.5);
+    EXPECT_LT(seconds, 1.0); // the deadline is read every 1024 candidates
 }
 
 TEST(Limits, ATryDoesNotCatchALimit) {

@@ -340,6 +340,7 @@ EmittedKernel emitAmdgcnKernel(KernelGraph const& graph, CodegenOptions const& o
     if (!isAmdgcnTarget(options.target))
         throw UserError(
             fmt::format("'{}' is not an AMD target (gfx90a, gfx942, gfx1100)", options.target));
+    checkCodegenParameters(options);
     return detail::AmdgcnKernelWriter(graph, options).run();
 }
 

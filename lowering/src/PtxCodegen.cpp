@@ -393,6 +393,7 @@ EmittedKernel emitKernel(KernelGraph const& graph, CodegenOptions const& options
     if (!options.target.starts_with("sm_"))
         throw UserError(fmt::format("no code generator for target '{}' (PTX targets are sm_*)",
                                     options.target));
+    checkCodegenParameters(options);
     // A Multiply that warpgroups can run (wgmma) needs its staged tiles swizzled, which is
     // known only once the walk reaches it: a first run that only plans finds them, and the run
     // that writes the kernel lays them out so. Where the input is bad, the run that writes the

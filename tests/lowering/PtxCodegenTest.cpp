@@ -2,6 +2,7 @@
 // NVIDIA target and assembled by ptxas; small kernels are compared with golden PTX.
 //     KILN_UPDATE_GOLDEN=1 ctest --test-dir build -R PtxGolden    (then review the diff)
 #include "LoweringTestSupport.h"
+#include "kiln/lowering/AmdgcnCodegen.h"
 #include "kiln/lowering/Codegen.h"
 #include "kiln/runtime/Ptxas.h"
 
@@ -373,6 +374,51 @@ TEST(PtxCodegen, AScheduleNeedingMoreSharedMemoryThanTheTargetHasIsRefused) {
         std::string const expected = "error: the workgroup needs 208896 bytes of shared memory; "
                                      "sm_80 has at most 166912 (shared_bytes)";
         EXPECT_EQ(std::string(e.what()).substr(0, expected.size()), expected);
+    }
+}
+
+// STAGES copies of shared memory are filled ahead by asynchronous copies: on a target without
+// them (every AMD target today) more than one stage would be silently ignored, so it is refused,
+// by both code generators, with the parameter and the target.
+TEST(PtxCodegen, CodegenParametersTheTargetCannotHonourAreRefused) {
+    auto const message = [](std::string const& target, std::map<std::string, std::int64_t> p) {
+        KernelGraph const graph = lowered("gemm.json", "gemm.pipeline.json", p, target);
+        try {
+            if (target.starts_with("gfx"))
+                lowering::emitAmdgcnKernel(graph, {.target = target, .schedule = p});
+            else
+                lowering::emitKernel(graph, {.target = target, .schedule = p});
+        } catch (UserError const& e) {
+            return std::string(e.what());
+        }
+        return std::string("emitted");
+    };
+    EXPECT_EQ(message("gfx942", {{"STAGES", 2}}),
+              "error: STAGES=2 pipelines a loop through 2 copies of shared memory with "
+              "asynchronous copies (cp.async), which gfx942 does not have; use STAGES=1");
+    EXPECT_EQ(message("gfx942", {{"STAGES", 1}}), "emitted");
+    EXPECT_EQ(message("sm_90a", {{"STAGES", 0}}),
+              "error: STAGES=0 is not a number of shared-memory copies: it must be 1 or more");
+    EXPECT_EQ(message("sm_90a", {{"MIN_BLOCKS", 33}}),
+              "error: MIN_BLOCKS=33 is out of range: 0 (no minimum) to 32, the workgroups sm_90a "
+              "keeps on one multiprocessor (max_blocks_per_multiprocessor)");
+}
+
+// A kernel whose registers (as ptxas allocated them) times its workitems pass what the target
+// has for a workgroup would not launch: refused, with both figures and the schedule.
+TEST(PtxCodegen, RegistersPastTheTargetsLimitAreRefused) {
+    lowering::EmittedKernel kernel;
+    kernel.target = "sm_90a";
+    kernel.block[0] = 1024;
+    kernel.schedule = {{"MT_M", 128}};
+    EXPECT_NO_THROW(lowering::checkRegisters(kernel, 64));
+    try {
+        lowering::checkRegisters(kernel, 65);
+        ADD_FAILURE() << "65 registers x 1024 workitems accepted";
+    } catch (UserError const& e) {
+        EXPECT_STREQ(e.what(), "error: the kernel uses 65 registers per workitem, 66560 for its "
+                               "1024 workitems; sm_90a has 65536 for a workgroup "
+                               "(max_registers_per_block), schedule MT_M=128");
     }
 }
 

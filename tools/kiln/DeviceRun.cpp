@@ -545,6 +545,7 @@ runtime::Expected<LoadedKernel> loadEmitted(std::shared_ptr<runtime::Device> con
     if (runtime::findPtxas()) {
         KILN_ASSIGN_OR_RETURN(auto assembled, runtime::assemblePtx(kernel.code, kernel.target));
         registers = assembled.registers;
+        lowering::checkRegisters(kernel, registers);
         spec = runtime::KernelLoaderSpec::cubinInMemory(
             std::string(assembled.cubin.begin(), assembled.cubin.end()), kernel.entry);
     }

@@ -82,6 +82,7 @@ ExportedFiles exportKernel(ExportRequest const& request) {
         if (!assembled.ok())
             fail("ptxas refused the exported kernel: {}", assembled.status().message());
         lowering::checkRegisters(kernel, assembled.value().registers);
+        lowering::checkRegisters(kernel, assembled.value().registers);
         files.binary = stem + ".cubin";
         std::ofstream(files.binary, std::ios::binary)
             .write(reinterpret_cast<char const*>(assembled.value().cubin.data()),

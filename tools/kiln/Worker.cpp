@@ -191,6 +191,7 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
             auto assembled = runtime::assemblePtx(kernel.code, target);
             if (!assembled)
                 return {{"ok", false}, {"error", assembled.status().message()}};
+            lowering::checkRegisters(kernel, assembled->registers);
             std::ofstream(artifact + ".cubin", std::ios::binary)
                 .write(reinterpret_cast<char const*>(assembled->cubin.data()),
                        std::streamsize(assembled->cubin.size()));

@@ -33,6 +33,11 @@ struct CodegenOptions {
 /// MIN_BLOCKS (.minnctapersm) and STAGES (copies of a pipelined loop's shared memory).
 inline constexpr char const* kCodegenParameters[] = {"MIN_BLOCKS", "STAGES"};
 
+/// Refuses schedule parameters of kCodegenParameters the target cannot honour (STAGES above 1
+/// without cp.async, which would be ignored; values out of range), naming parameter and target.
+/// Every code generator calls it first.
+void checkCodegenParameters(CodegenOptions const& options);
+
 /// One kernel parameter, in order.
 struct ParameterInfo {
     std::string name;
@@ -61,6 +66,11 @@ struct EmittedKernel {
     /// The manifest JSON (the runtime's KernelManifest format plus the fields above).
     std::string manifestJson() const;
 };
+
+/// Refuses a kernel whose `registers` per workitem (as an assembler allocated them) times its
+/// workitems pass what the target has for a workgroup (max_registers_per_block), naming both and
+/// the schedule: the driver would refuse to launch it.
+void checkRegisters(EmittedKernel const& kernel, int registers);
 
 /// The kernel for `graph` on `options.target`. A UserError names what the graph asks for that
 /// code generation cannot do (and the operation it belongs to).

@@ -1,0 +1,59 @@
+// What every code generator checks the same way before and after it writes a kernel: the
+// schedule parameters it reads itself (kCodegenParameters), and the registers an assembler
+// allocated against what the target has. A kernel the target cannot run is bad input, named
+// with the parameter or the limit, not code for a driver to refuse later.
+#include "kiln/arch-db/ArchLibrary.h"
+#include "kiln/graph/Error.h"
+#include "kiln/lowering/Codegen.h"
+
+#include <fmt/format.h>
+
+namespace kiln::lowering {
+
+namespace {
+
+std::string scheduleText(std::map<std::string, std::int64_t> const& schedule) {
+    std::string text;
+    for (auto const& [name, value] : schedule)
+        text += fmt::format("{}{}={}", text.empty() ? "" : ",", name, value);
+    return text;
+}
+
+} // namespace
+
+void checkCodegenParameters(CodegenOptions const& options) {
+    arch::Arch const& arch = arch::ArchLibrary::get(options.target);
+    if (auto const stages = options.schedule.find("STAGES"); stages != options.schedule.end()) {
+        if (stages->second < 1)
+            throw UserError(fmt::format("STAGES={} is not a number of shared-memory copies: it "
+                                        "must be 1 or more",
+                                        stages->second));
+        if (stages->second > 1 && !arch.has(arch::Capability::HasCpAsync))
+            throw UserError(fmt::format(
+                "STAGES={} pipelines a loop through {} copies of shared memory with asynchronous "
+                "copies (cp.async), which {} does not have; use STAGES=1",
+                stages->second, stages->second, options.target));
+    }
+    if (auto const blocks = options.schedule.find("MIN_BLOCKS"); blocks != options.schedule.end()) {
+        std::int64_t const most = arch.fact("max_blocks_per_multiprocessor").value_or(32);
+        if (blocks->second < 0 || blocks->second > most)
+            throw UserError(fmt::format("MIN_BLOCKS={} is out of range: 0 (no minimum) to {}, the "
+                                        "workgroups {} keeps on one multiprocessor "
+                                        "(max_blocks_per_multiprocessor)",
+                                        blocks->second, most, options.target));
+    }
+}
+
+void checkRegisters(EmittedKernel const& kernel, int registers) {
+    arch::Arch const& arch = arch::ArchLibrary::get(kernel.target);
+    std::int64_t const workitems = kernel.block[0] * kernel.block[1] * kernel.block[2];
+    auto const perBlock = arch.fact("max_registers_per_block");
+    if (perBlock && registers * workitems > *perBlock)
+        throw UserError(fmt::format(
+            "the kernel uses {} registers per workitem, {} for its {} workitems; {} has {} for a "
+            "workgroup (max_registers_per_block), schedule {}",
+            registers, static_cast<std::int64_t>(registers) * workitems, workitems, kernel.target,
+            *perBlock, scheduleText(kernel.schedule)));
+}
+
+} // namespace kiln::lowering

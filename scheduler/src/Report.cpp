@@ -1,5 +1,7 @@
 #include "kiln/scheduler/Report.h"
 
+#include "kiln/scheduler/CheckProvenance.h"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -123,26 +125,37 @@ std::string reportTable(SweepResult const& result, Solver const& solver, std::si
         out += fmt::format("; measuring {:.1f} s ({:.0f}% of the wall time)", result.measureSeconds,
                            100 * result.measureSeconds / result.seconds);
     out += "\n\n";
-    out += fmt::format("{:>4}  {:>12}  {:>7}  {:>4}  {}\n", "rank", "time (us)", "spread", "regs",
-                       "point");
-    for (std::size_t i = 0; i < ok.size() && i < top; ++i) {
+    // How each candidate was checked (CheckProvenance.h): reused records of an older sweep may
+    // say less than new ones.
+    std::size_t const shown = std::min(ok.size(), top);
+    std::vector<std::string> checked;
+    std::size_t checkedWidth = 7; // the heading's
+    for (std::size_t i = 0; i < shown; ++i) {
+        checked.push_back(checkedBy(result.evaluator, ok[i]->evaluation.extra));
+        checkedWidth = std::max(checkedWidth, checked.back().size());
+    }
+    out += fmt::format("{:>4}  {:>12}  {:>7}  {:>4}  {:<{}}  {}\n", "rank", "time (us)", "spread",
+                       "regs", "checked", checkedWidth, "point");
+    for (std::size_t i = 0; i < shown; ++i) {
         auto const& e = *ok[i];
         auto const regs = e.evaluation.extra.find("registers");
-        out += fmt::format("{:>4}  {:>12.3f}  {:>6.1f}%  {:>4}  {}{}\n", i + 1,
+        out += fmt::format("{:>4}  {:>12.3f}  {:>6.1f}%  {:>4}  {:<{}}  {}{}\n", i + 1,
                            e.evaluation.microseconds, 100 * e.evaluation.spread,
                            regs == e.evaluation.extra.end() ? std::string("-")
                                                             : fmt::format("{:.0f}", regs->second),
-                           solver.text(e.point), e.reused ? "  (reused)" : "");
+                           checked[i], checkedWidth, solver.text(e.point),
+                           e.reused ? "  (reused)" : "");
     }
     if (result.best)
         out += fmt::format(
-            "\nwinner: {:.3f} us at {}{}\n", result.best->microseconds,
+            "\nwinner: {:.3f} us at {}, checked: {}{}\n", result.best->microseconds,
             [&] {
                 std::string s;
                 for (auto const& [k, v] : result.best->point)
                     s += fmt::format("{}{}={}", s.empty() ? "" : ",", k, v);
                 return s;
             }(),
+            checkedBy(result.evaluator, result.best->extra),
             ok.empty() || ok.front()->params == result.best->point
                 ? ""
                 : " (tied with the fastest within the measured noise; ties go to the "
@@ -210,8 +223,15 @@ std::string reportSvg(SweepResult const& result, std::string const& title) {
     for (std::size_t i = 0; i < result.entries.size(); ++i) {
         auto const& e = result.entries[i].evaluation;
         if (e.ok && e.microseconds > 0 && std::isfinite(e.microseconds)) {
-            svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"#1f77b4\"/>\n",
-                               x(i), y(e.microseconds));
+            // A tooltip per candidate: its point, its time and how it was checked.
+            std::string point;
+            for (auto const& [k, v] : result.entries[i].params)
+                point += fmt::format("{}{}={}", point.empty() ? "" : ",", k, v);
+            svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" "
+                               "fill=\"#1f77b4\"><title>{}: {:.3f} us, checked: {}</title>"
+                               "</circle>\n",
+                               x(i), y(e.microseconds), escapeXml(point), e.microseconds,
+                               escapeXml(checkedBy(result.evaluator, e.extra)));
             best = std::min(best, e.microseconds);
         } else if (!e.ok) {
             svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#d62728\" "

@@ -49,6 +49,7 @@ SweepResult runSweep(Solver const& solver, Strategy& strategy, Evaluator& evalua
         return std::chrono::duration<double>(Clock::now() - start).count();
     };
     SweepResult result;
+    result.evaluator = key.evaluator;
     std::vector<TuningRecord> records;
     SweepProgress progress;
     progress.total = options.budget.candidates;

@@ -1,7 +1,7 @@
 // The header kiln export writes (ExportHeader.h), for a kernel made by hand so that it does not
 // change with code generation: compared with tests/golden/export/ (KILN_UPDATE_GOLDEN=1 rewrites
-// it; review the diff). export-sizes.sh compiles that golden header with the calls it must take
-// and those it must refuse.
+// it; review the diff), and the manifest's "checked". export-sizes.sh compiles that golden header
+// with the calls it must take and those it must refuse.
 #include "ExportHeader.h"
 
 #include "kiln/graph/Error.h"
@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 using namespace kiln;
 using namespace kiln::cli;
@@ -59,7 +60,35 @@ lowering::EmittedKernel gemm() {
 } // namespace
 
 TEST(ExportHeader, SizesByNameInTheManifestsOrder) {
-    expectGolden("gemm.h", generateHeader(gemm(), {.name = "gemm", .origin = "a test"}));
+    expectGolden("gemm.h", generateHeader(gemm(), {.name = "gemm",
+                                                   .origin = "a test",
+                                                   .checked = "GPU against cuBLAS"}));
+}
+
+// The manifest and the header say how the exported point was checked; one that no check ran on
+// says so.
+TEST(ExportHeader, HowTheKernelWasChecked) {
+    nlohmann::json const checked = nlohmann::json::parse(exportedManifest(gemm(), "interpreter"));
+    EXPECT_EQ(checked.at("checked"), "interpreter");
+    EXPECT_EQ(checked.at("entry"), "kiln_gemm"); // code generation's fields are all there
+    EXPECT_EQ(checked.at("parameters").size(), 6u);
+    EXPECT_EQ(
+        nlohmann::json::parse(exportedManifest(gemm(), "unchecked (cost model)")).at("checked"),
+        "unchecked (cost model)");
+
+    std::string const gpu =
+        generateHeader(gemm(), {.name = "gemm", .checked = "GPU against cuBLAS"});
+    EXPECT_NE(gpu.find("\n// Checked: GPU against cuBLAS.\n// Needs only"), std::string::npos)
+        << gpu;
+    EXPECT_NE(gpu.find("\"checked\": \"GPU against cuBLAS\""), std::string::npos); // kManifest
+    EXPECT_EQ(gpu.find("No run compared"), std::string::npos);
+    std::string const model =
+        generateHeader(gemm(), {.name = "gemm", .checked = "unchecked (cost model)"});
+    EXPECT_NE(model.find("\n// Checked: unchecked (cost model).\n// No run compared this "
+                         "kernel's results with a reference before it was exported:\n"),
+              std::string::npos)
+        << model;
+    EXPECT_NE(model.find("\"checked\": \"unchecked (cost model)\""), std::string::npos);
 }
 
 // A size of another type than i64 is converted where launch() passes it to the kernel.

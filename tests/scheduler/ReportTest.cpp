@@ -3,6 +3,7 @@
 #include "kiln/scheduler/Report.h"
 
 #include "kiln/graph/SourceJson.h"
+#include "kiln/scheduler/CheckProvenance.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -30,8 +31,11 @@ SearchSpace space() {
                             "r.space.json");
 }
 
+// A sweep measured on a GPU against cuBLAS, whose first candidate is a record of an older sweep
+// that did not say which reference checked it.
 SweepResult sweep(Solver const& solver) {
     SweepResult r;
+    r.evaluator = "measured:cuda";
     double const times[] = {120, 80.5, 0, 64.25, 300, 64.5};
     std::size_t i = 0;
     solver.enumerate([&](Point const& p) {
@@ -42,6 +46,8 @@ SweepResult sweep(Solver const& solver) {
             e.evaluation.spread = 0.01 * double(i);
             e.evaluation.samples = 10;
             e.evaluation.extra["registers"] = 40 + double(i);
+            if (i > 0)
+                e.evaluation.extra[kReferenceCublasExtra] = 1;
         } else {
             e.evaluation.stage = "crash";
             e.evaluation.error = "the worker died: killed by SIGSEGV (Segmentation fault)";
@@ -62,6 +68,7 @@ SweepResult sweep(Solver const& solver) {
         t.status = e.evaluation.ok ? RecordStatus::Ok : RecordStatus::Failed;
         t.microseconds = e.evaluation.microseconds;
         t.spread = e.evaluation.spread;
+        t.extra = e.evaluation.extra;
         records.push_back(t);
     }
     r.best = bestOf(records);
@@ -109,6 +116,52 @@ TEST(Report, TableAndPlotOfAFixedSweep) {
     EXPECT_EQ(r.best->point, (std::map<std::string, std::int64_t>{{"MT_M", 64}, {"STAGES", 2}}));
     expectGolden("report.txt", reportTable(r, solver));
     expectGolden("sweep.svg", reportSvg(r, "gemm <test> on sm_90a"));
+}
+
+// How each candidate was checked follows from the key's evaluator and, on a GPU, the reference
+// the worker recorded.
+TEST(Report, CheckProvenance) {
+    std::map<std::string, double> const none, cublas{{kReferenceCublasExtra, 1}},
+        cpu{{kReferenceCublasExtra, 0}};
+    EXPECT_EQ(checkedBy("measured:interpreter", none), "interpreter");
+    EXPECT_EQ(checkedBy("measured:cuda", cublas), "GPU against cuBLAS");
+    EXPECT_EQ(checkedBy("measured:cuda", cpu), "GPU against CPU reference");
+    EXPECT_EQ(checkedBy("measured:cuda", none), "GPU (reference not recorded)");
+    for (std::string const model : {"model", "model:lowered", "model:emitted-if-possible"})
+        EXPECT_EQ(checkedBy(model, cublas), "unchecked (cost model)") << model;
+    EXPECT_EQ(checkedBy("measured", none), "unknown (evaluator measured)");
+    EXPECT_TRUE(wasChecked("interpreter"));
+    EXPECT_TRUE(wasChecked("GPU against CPU reference"));
+    EXPECT_FALSE(wasChecked("unchecked (cost model)"));
+    EXPECT_FALSE(wasChecked("unknown (evaluator measured)"));
+}
+
+// The table says per candidate how it was checked; a sweep of the cost model says that nothing
+// was.
+TEST(Report, TheTableSaysHowEachCandidateWasChecked) {
+    SearchSpace const s = space();
+    Solver const solver(s, {});
+    SweepResult r = sweep(solver);
+    std::string const measured = reportTable(r, solver);
+    EXPECT_NE(measured.find("  43  GPU against cuBLAS            MT_M=64,STAGES=2\n"),
+              std::string::npos)
+        << measured;
+    EXPECT_NE(measured.find("GPU (reference not recorded)  MT_M=32,STAGES=1  (reused)\n"),
+              std::string::npos)
+        << measured;
+    EXPECT_NE(measured.find("winner: 64.250 us at MT_M=64,STAGES=2, checked: GPU against cuBLAS\n"),
+              std::string::npos)
+        << measured;
+    r.evaluator = "model:emitted";
+    std::string const model = reportTable(r, solver);
+    EXPECT_EQ(model.find("GPU"), std::string::npos) << model;
+    EXPECT_NE(model.find("winner: 64.250 us at MT_M=64,STAGES=2, checked: unchecked (cost model)"),
+              std::string::npos)
+        << model;
+    EXPECT_NE(reportSvg(r, "a sweep")
+                  .find("<title>MT_M=64,STAGES=2: 64.250 us, checked: unchecked (cost "
+                        "model)</title>"),
+              std::string::npos);
 }
 
 TEST(Report, PlainProgressLinesOnlyWhenSomethingChanges) {

@@ -59,6 +59,14 @@ grep -q "^Kendall's tau-b: " "$work/compare.out" || fail "db compare"
 "$kiln" db reach "$work/guided/tuning.jsonl" --reference "$work/exhaustive/tuning.jsonl" \
     > "$work/reach.out"
 grep -q "^candidate 1 came within 2% of the reference best" "$work/reach.out" || fail "db reach"
+# The cost model's winner exported: its manifest and header say that no check ran on it.
+"$kiln" export examples/gemm-f16.json --pipeline rules/gemm.pipeline.json --target sm_90a \
+    --db "$work/exhaustive/tuning.jsonl" --size M=1024 --size N=1024 --size K=1024 \
+    -o "$work/model-export" --name gemm > /dev/null
+grep -q '"checked": "unchecked (cost model)"' "$work/model-export/gemm.manifest.json" ||
+    fail "the manifest of the model's winner does not say that it is unchecked"
+grep -q "^// No run compared this kernel's results with a reference" "$work/model-export/gemm.h" ||
+    fail "the header of the model's winner does not say that it is unchecked"
 echo 'this line is damaged' >> "$work/model/tuning.jsonl"
 "$kiln" db list "$work/model/tuning.jsonl" 2> "$work/list.err" > /dev/null
 grep -q "tuning.jsonl:30: warning: skipped: not a JSON value" "$work/list.err" || fail "damaged line"
@@ -110,6 +118,13 @@ grep -q '"error":"wrong result: max relative error .*","id":1,"ok":false,"stage"
 # The winner of a sweep whose candidates were emitted is exported.
 [ -s "$work/measured/sm_90a/export/axpy_sm_90a.h" ] || fail "the winner was not exported"
 grep -q "^exported the winner: " "$work/measured2.out" || fail "no export line"
+# Each says how it was checked: the report per candidate, the export in its manifest and header.
+grep -q '"checked": "interpreter"' "$work/measured/sm_90a/export/axpy_sm_90a.manifest.json" ||
+    fail "the manifest does not say that the interpreter checked the winner"
+grep -q "^// Checked: interpreter.$" "$work/measured/sm_90a/export/axpy_sm_90a.h" ||
+    fail "the header does not say that the interpreter checked the winner"
+grep -q "^winner: .*, checked: unchecked (cost model)$" "$work/model.out" ||
+    fail "the model's winner is not said to be unchecked"
 # 6. Two sweeps of the same space into two databases: the second compiles nothing (every
 #    candidate restored from the compile cache), and each record says how large its code was.
 for run in first second; do

@@ -2,9 +2,10 @@
 //             [--size NAME=V]... -o DIR [--name NAME]
 // Writes a schedule point's kernel (DIR/NAME.ptx, DIR/NAME.cubin where ptxas exists; for AMD
 // targets the assembly DIR/NAME.s and its code object DIR/NAME.hsaco), its manifest
-// (DIR/NAME.manifest.json) and the C++ header DIR/NAME.h that embeds the code with a typed
-// launch function. With --db the point is the database's winner for the key (the only
-// key of the target, or --key).
+// (DIR/NAME.manifest.json, whose "checked" says how the point was checked) and the C++ header
+// DIR/NAME.h that embeds the code with a typed launch function. With --db the point is the
+// database's winner for the key (the only key of the target, or --key), checked as its record
+// says; with --params it is unchecked.
 #include "Export.h"
 
 #include "ExportHeader.h"
@@ -19,6 +20,7 @@
 #include "kiln/rules/ArchFacts.h"
 #include "kiln/runtime/Assembler.h"
 #include "kiln/runtime/Ptxas.h"
+#include "kiln/scheduler/CheckProvenance.h"
 #include "kiln/scheduler/Problem.h"
 #include "kiln/scheduler/TuningDatabase.h"
 
@@ -60,6 +62,7 @@ ExportedFiles exportKernel(ExportRequest const& request) {
     std::string const header =
         generateHeader(kernel, {.name = name,
                                 .origin = request.origin,
+                                .checked = request.checked,
                                 .codeObject = codeObject ? &*codeObject : nullptr});
 
     std::error_code ec;
@@ -72,7 +75,7 @@ ExportedFiles exportKernel(ExportRequest const& request) {
     files.manifest = stem + ".manifest.json";
     files.header = stem + ".h";
     writeFile(files.code, kernel.code);
-    writeFile(files.manifest, kernel.manifestJson());
+    writeFile(files.manifest, exportedManifest(kernel, request.checked));
     writeFile(files.header, header);
     if (codeObject) {
         files.binary = stem + ".hsaco";
@@ -81,7 +84,6 @@ ExportedFiles exportKernel(ExportRequest const& request) {
         auto assembled = runtime::assemblePtx(kernel.code, request.target);
         if (!assembled.ok())
             fail("ptxas refused the exported kernel: {}", assembled.status().message());
-        lowering::checkRegisters(kernel, assembled.value().registers);
         lowering::checkRegisters(kernel, assembled.value().registers);
         files.binary = stem + ".cubin";
         std::ofstream(files.binary, std::ios::binary)
@@ -148,6 +150,7 @@ void addExport(CLI::App& app) {
             if (!best)
                 fail("no candidate of key {} in '{}' succeeded", keys.front().hash(), o->db);
             request.params = best->point;
+            request.checked = scheduler::checkedBy(keys.front().evaluator, best->extra);
             request.origin =
                 fmt::format("the winner of key {} in {}, {:.3f} us by {}", keys.front().hash(),
                             o->db, best->microseconds, keys.front().evaluator);

@@ -26,6 +26,9 @@ struct ExportRequest {
     std::string folder;
     std::string name;   ///< file stem and C++ namespace; empty: the kernel's entry name
     std::string origin; ///< where the point came from, for the header's comment
+    /// How the point's result was checked (CheckProvenance.h's checkedBy), for the manifest's
+    /// "checked" and the header's comment.
+    std::string checked = "unchecked (schedule given by --params)";
 };
 
 /// The files written.

@@ -18,6 +18,7 @@
 #include "kiln/runtime/Assembler.h"
 #include "kiln/runtime/Platform.h"
 #include "kiln/runtime/Ptxas.h"
+#include "kiln/scheduler/CheckProvenance.h"
 #include "kiln/scheduler/Report.h"
 #include "kiln/scheduler/Sweep.h"
 
@@ -355,7 +356,8 @@ void addTune(CLI::App& app) {
                  .folder = outDir + "/export",
                  .name = name,
                  .origin = fmt::format("the winner of key {}, {:.3f} us by {}", key.hash(),
-                                       result.best->microseconds, evaluator->name())});
+                                       result.best->microseconds, evaluator->name()),
+                 .checked = scheduler::checkedBy(key.evaluator, result.best->extra)});
             fmt::print("exported the winner: {}, {}, {}{}\n", files.code, files.manifest,
                        files.header, files.binary.empty() ? "" : ", " + files.binary);
         }

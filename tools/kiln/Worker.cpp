@@ -34,6 +34,7 @@
 #include "kiln/runtime/KernelManifest.h"
 #include "kiln/runtime/Platform.h"
 #include "kiln/runtime/Ptxas.h"
+#include "kiln/scheduler/CheckProvenance.h"
 #include "kiln/scheduler/CompileCache.h"
 #include "kiln/scheduler/TuningDatabase.h"
 
@@ -375,9 +376,12 @@ nlohmann::json measureOnDevice(nlohmann::json const& request, OnDevice& state) {
     answer["ok"] = true;
     answer["samples_us"] = samples;
     answer["reference"] = r.reference;
-    answer["extra"] = {{"median_precision", r.precision},
-                       {"launches_per_sample", r.launchesPerSample},
-                       {"max_relative_error", r.maxRelativeError}};
+    // Which reference the check used, for the report and the export (CheckProvenance.h).
+    answer["extra"] = {
+        {"median_precision", r.precision},
+        {"launches_per_sample", r.launchesPerSample},
+        {"max_relative_error", r.maxRelativeError},
+        {scheduler::kReferenceCublasExtra, r.reference.starts_with("cuBLAS") ? 1 : 0}};
     return answer;
 }
 

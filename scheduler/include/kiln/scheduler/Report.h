@@ -4,8 +4,9 @@
 // candidate when the output is a file or a pipe (CI logs), each with candidates done, failures,
 // the best time so far, the throughput and where the time goes (candidates evaluated per second,
 // the compiles' busy seconds, the share of the wall time spent measuring) and the estimated time
-// left. At the end: the same totals, a table of the fastest candidates and of the failures, and
-// an SVG plot of the sweep (the time of each candidate in the order it was done, failures
+// left. At the end: the same totals, a table of the fastest candidates (each with how it was
+// checked: CheckProvenance.h) and of the failures, and an SVG plot of the sweep (the time of
+// each candidate in the order it was done, with its point and check as a tooltip, failures
 // marked, and the best-so-far curve).
 #pragma once
 
@@ -41,7 +42,8 @@ private:
     std::optional<double> lastBest_;
 };
 
-/// The end-of-sweep table: the `top` fastest candidates, then every failure with its reason.
+/// The end-of-sweep table: the `top` fastest candidates with how each was checked, the winner,
+/// then every failure with its reason.
 std::string reportTable(SweepResult const& result, Solver const& solver, std::size_t top = 10);
 
 /// An SVG plot of the sweep: time per candidate (log scale) and the best-so-far curve.

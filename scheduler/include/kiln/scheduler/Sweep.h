@@ -32,6 +32,7 @@ struct SweepEntry {
 };
 
 struct SweepResult {
+    std::string evaluator; ///< the key's evaluator, which says how candidates were checked
     std::vector<SweepEntry> entries;
     std::optional<TuningRecord> best; ///< bestOf() over the entries' records
     std::size_t reused = 0, failures = 0;

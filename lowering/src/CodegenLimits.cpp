@@ -24,9 +24,9 @@ std::string scheduleText(std::map<std::string, std::int64_t> const& schedule) {
 void checkCodegenParameters(CodegenOptions const& options) {
     arch::Arch const& arch = arch::ArchLibrary::get(options.target);
     if (auto const stages = options.schedule.find("STAGES"); stages != options.schedule.end()) {
-        if (stages->second < 1)
+        if (stages->second < 0)
             throw UserError(fmt::format("STAGES={} is not a number of shared-memory copies: it "
-                                        "must be 1 or more",
+                                        "must be 0 (operands read from memory) or more",
                                         stages->second));
         if (stages->second > 1 && !arch.has(arch::Capability::HasCpAsync))
             throw UserError(fmt::format(

@@ -397,8 +397,9 @@ TEST(PtxCodegen, CodegenParametersTheTargetCannotHonourAreRefused) {
               "error: STAGES=2 pipelines a loop through 2 copies of shared memory with "
               "asynchronous copies (cp.async), which gfx942 does not have; use STAGES=1");
     EXPECT_EQ(message("gfx942", {{"STAGES", 1}}), "emitted");
-    EXPECT_EQ(message("sm_90a", {{"STAGES", 0}}),
-              "error: STAGES=0 is not a number of shared-memory copies: it must be 1 or more");
+    EXPECT_EQ(message("sm_90a", {{"STAGES", -1}}),
+              "error: STAGES=-1 is not a number of shared-memory copies: it must be 0 (operands "
+              "read from memory) or more");
     EXPECT_EQ(message("sm_90a", {{"MIN_BLOCKS", 33}}),
               "error: MIN_BLOCKS=33 is out of range: 0 (no minimum) to 32, the workgroups sm_90a "
               "keeps on one multiprocessor (max_blocks_per_multiprocessor)");

@@ -34,8 +34,8 @@ struct CodegenOptions {
 inline constexpr char const* kCodegenParameters[] = {"MIN_BLOCKS", "STAGES"};
 
 /// Refuses schedule parameters of kCodegenParameters the target cannot honour (STAGES above 1
-/// without cp.async, which would be ignored; values out of range), naming parameter and target.
-/// Every code generator calls it first.
+/// without cp.async, which would be ignored; negative STAGES, MIN_BLOCKS out of range), naming
+/// parameter and target. Every code generator calls it first.
 void checkCodegenParameters(CodegenOptions const& options);
 
 /// One kernel parameter, in order.

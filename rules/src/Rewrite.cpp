@@ -98,10 +98,21 @@ private:
         try {
             return instantiate(*e, context_);
         } catch (UserError const& error) {
-            throw UserError(
-                fmt::format("rule '{}': in '{}': {}", rule_.name, e->text, error.message()),
-                rule_.at);
+            throw UserError(fmt::format("rule '{}' (application {}): in '{}': {}", rule_.name,
+                                        number_, e->text, error.message()),
+                            rule_.at);
         }
+    }
+
+    // A dimension's size: positive wherever the rule's arithmetic decides it now.
+    ExprPtr size(std::optional<RuleExpression> const& e, std::string const& variable) const {
+        ExprPtr const v = value(e);
+        if (auto const n = literalInt(v); n && *n <= 0)
+            throw UserError(fmt::format("rule '{}' (application {}): the size of '{}', '{}', is "
+                                        "{}; a dimension's size must be positive",
+                                        rule_.name, number_, variable, e->text, *n),
+                            rule_.at);
+        return v;
     }
 
     void remember(Id id, Application& application) {
@@ -123,7 +134,7 @@ private:
             id = graph_.addOperation(std::move(op));
         } else {
             Dimension d{.kind = t.dimensionKind,
-                        .size = value(t.size),
+                        .size = size(t.size, t.variable),
                         .stride = value(t.stride),
                         .axis = t.axis.value_or(-1),
                         .name = t.name,
@@ -150,7 +161,7 @@ private:
         }
         Dimension& d = graph_.coordinates.node(id);
         if (u.size)
-            d.size = value(u.size);
+            d.size = size(u.size, u.variable);
         if (u.stride)
             d.stride = value(u.stride);
         if (u.shape) {

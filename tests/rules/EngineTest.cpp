@@ -233,6 +233,23 @@ TEST(Engine, AGuardThatDividesByAZeroParameterIsAnError) {
               "zero (at 'N % 0') [at /rules/0]");
 }
 
+// Rule arithmetic that gives a dimension a size below 1 is an error at the rule, with the
+// application that computed it.
+TEST(Engine, ASizeBelowOneNamesTheRuleAndItsApplication) {
+    RuleSet const set = ruleSet(R"json({ "ruleset": "shrink", "version": 1, "strategy": "once",
+      "params": { "EXTRA": 2 },
+      "rules": [ { "name": "unroll-less", "match": { "nodes": { "v": { "dim": "Linear" } } },
+                   "rewrite": { "add": { "nodes": { "u": { "dim": "Unroll", "size": "4 - $EXTRA" } } } } } ] })json");
+    KernelGraph graph = translate(axpy());
+    EXPECT_EQ(apply(set, graph, {}).applications, 1);
+    KernelGraph again = translate(axpy());
+    EXPECT_EQ(errorOf([&] {
+                  apply(set, again, {.parameters = {{"EXTRA", 6}}});
+              }),
+              "inline.rules.json:3:18: error: rule 'unroll-less' (application 1): the size of "
+              "'u', '4 - $EXTRA', is -2; a dimension's size must be positive [at /rules/0]");
+}
+
 TEST(Engine, GuardsReadFactsAndCapabilitiesOfTheTarget) {
     RuleSet const set = ruleSet(R"json({ "ruleset": "staged", "version": 1, "strategy": "once",
       "params": { "MT": 128 },

@@ -552,6 +552,7 @@ private:
 
     // Workgroup operations (PtxWorkgroup.cpp).
     void layOutShared();
+    void requireShared(std::int64_t copies, std::int64_t each);
     void storeShared(Id op);
     void copyToShared(std::string const& to, std::string const& from, std::int64_t bytes);
     void copyBranchFree(std::string const& to, std::string const& from, ExprPtr const& offset,

@@ -98,6 +98,7 @@ bool PtxCodegen::pipelinedLoop(Id op, Operation const& o) {
     std::int64_t const align = shared_.swizzles.empty() ? 128 : 1024;
     std::int64_t const stageBytes =
         static_cast<std::int64_t>((shared_.bytes + align - 1) / align * align);
+    requireShared(stages, stageBytes);
     sharedBytes_ = static_cast<std::size_t>(stageBytes * stages);
     Pipeline const pipeline{op, o, counter, steps[0], stages, stageBytes, producer, consumer};
 

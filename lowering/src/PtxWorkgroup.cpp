@@ -21,8 +21,28 @@ void PtxCodegen::layOutShared() {
     sharedBytes_ = shared_.bytes;
     if (sharedBytes_ == 0)
         return;
+    requireShared(1, static_cast<std::int64_t>(sharedBytes_));
     sharedBase_ = writer_.newRegister(PtxType::B32);
     writer_.instruction(fmt::format("mov.u32 {}, kiln_shared", sharedBase_));
+}
+
+// Before any code is written for it: a schedule that needs more shared memory than the target
+// has is refused at once (staging a huge tile element by element would take minutes first), as
+// withinLimits would refuse the finished kernel; `copies` x `each` bytes may pass int64.
+void PtxCodegen::requireShared(std::int64_t copies, std::int64_t each) {
+    std::int64_t const most = arch_.fact("shared_bytes").value_or(49152);
+    std::int64_t needed = 0;
+    bool const overflows = __builtin_mul_overflow(copies, each, &needed);
+    if (!overflows && needed <= most)
+        return;
+    std::string schedule;
+    for (auto const& [name, value] : options_.schedule)
+        schedule += fmt::format("{}{}={}", schedule.empty() ? "" : ",", name, value);
+    throw UserError(fmt::format(
+        "the workgroup needs {} bytes of shared memory; {} has at most {} (shared_bytes), "
+        "schedule {}",
+        overflows ? fmt::format("{} x {}", copies, each) : std::to_string(needed), options_.target,
+        most, schedule));
 }
 
 std::string PtxCodegen::sharedAddress(Id shared, ExprPtr const& index, SharedBases& bases) {

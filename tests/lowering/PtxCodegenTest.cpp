@@ -371,10 +371,31 @@ TEST(PtxCodegen, AScheduleNeedingMoreSharedMemoryThanTheTargetHasIsRefused) {
                              {.target = "sm_80", .schedule = schedule});
         ADD_FAILURE() << "emitted for sm_80";
     } catch (UserError const& e) {
-        std::string const expected = "error: the workgroup needs 208896 bytes of shared memory; "
-                                     "sm_80 has at most 166912 (shared_bytes)";
+        std::string const expected = "error: operation #56 (ForLoop): the workgroup needs 208896 "
+                                     "bytes of shared memory; sm_80 has at most 166912 "
+                                     "(shared_bytes)";
         EXPECT_EQ(std::string(e.what()).substr(0, expected.size()), expected);
     }
+}
+
+// Refused before any code is written: a tile staged element by element, or copies for every
+// stage, took minutes for a huge MT_K or STAGES, and STAGES x bytes could pass int64.
+TEST(PtxCodegen, AHugeStagedTileIsRefusedBeforeItsCodeIsWritten) {
+    auto const message = [](std::map<std::string, std::int64_t> const& p) {
+        try {
+            lowering::emitKernel(lowered("gemm.json", "gemm.pipeline.json", p, "sm_90a"),
+                                 {.target = "sm_90a", .schedule = p});
+        } catch (UserError const& e) {
+            std::string const m = e.what();
+            return m.substr(0, m.find(" (shared_bytes)"));
+        }
+        return std::string("emitted");
+    };
+    EXPECT_EQ(message({{"MT_K", 65536}}), "error: the workgroup needs 33554432 bytes of shared "
+                                          "memory; sm_90a has at most 232448");
+    EXPECT_EQ(message({{"STAGES", 9006917779764281343}}),
+              "error: operation #78 (ForLoop): the workgroup needs 9006917779764281343 x 8192 "
+              "bytes of shared memory; sm_90a has at most 232448");
 }
 
 // STAGES copies of shared memory are filled ahead by asynchronous copies: on a target without

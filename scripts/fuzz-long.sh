@@ -34,12 +34,16 @@ launch() { # TARGET PROCESSES RUNS MAX_LEN
          echo "exit $?" >>"$OUT/$1-$k.log") &
     done
 }
+# PLAN: TARGET:PROCESSES:RUNS:MAX_LEN, space-separated.
+PLAN=${PLAN:-FuzzRuleEngine:5:200000:65536 FuzzTuningDatabase:5:200000:16384 FuzzCodegen:6:100000000:16384}
 nproc
-launch FuzzRuleEngine 5 200000 65536
-launch FuzzTuningDatabase 5 200000 16384
-launch FuzzCodegen 6 100000000 16384
+for p in $PLAN; do
+    IFS=: read -r target processes runs maxLen <<<"$p"
+    launch "$target" "$processes" "$runs" "$maxLen"
+done
 wait
-for t in FuzzRuleEngine FuzzTuningDatabase FuzzCodegen; do
+for p in $PLAN; do
+    t=${p%%:*}
     runs=0 longest=0 failed=0
     for f in "$OUT/$t"-*.log; do
         n=$(grep -o "stat::number_of_executed_units: [0-9]*" "$f" | awk '{print $2}')

@@ -79,6 +79,36 @@ TEST(Engine, ATilingThatMissesElementsIsCaught) {
     EXPECT_GT(maxRelativeError(viaGraph.tensors["Y"], direct.tensors["Y"]), 0.1);
 }
 
+// A grid of floor(N / 8) workgroups of 8 elements covers N = 1000 (the Command's problem) but
+// not N = 23: the semantic check runs a ragged problem too, and names it.
+TEST(Engine, TheSemanticCheckRunsARaggedProblemToo) {
+    RuleSet const set = ruleSet(R"json({ "ruleset": "floor-grid", "version": 1,
+      "rules": [
+        { "name": "grid", "match": { "nodes": { "v": { "dim": "Linear" } },
+                                     "not": [ { "nodes": { "w": { "dim": "Workgroup" } } } ] },
+          "rewrite": { "add": { "nodes": { "wg": { "dim": "Workgroup", "size": "v.size / 8" },
+                                           "wi": { "dim": "Workitem", "size": 8 } } } } },
+        { "name": "tile", "match": { "nodes": { "v": { "dim": "Linear" }, "wg": { "dim": "Workgroup" }, "wi": { "dim": "Workitem" } },
+                                     "not": [ { "edges": [ { "edge": "Tile", "tails": ["v"], "heads": ["...h"] } ] } ] },
+          "rewrite": { "add": { "nodes": { "n": { "dim": "MacroTileNumber", "size": "wg.size" },
+                                           "i": { "dim": "MacroTileIndex", "size": 8 } },
+                                "edges": [ { "edge": "Tile", "tails": ["v"], "heads": ["n", "i"] },
+                                           { "edge": "PassThrough", "tails": ["n"], "heads": ["wg"] },
+                                           { "edge": "PassThrough", "tails": ["i"], "heads": ["wi"] } ] } } } ] })json");
+    Command const c = axpy();
+    ASSERT_EQ(c.defaults.at("N"), 1000);
+    SemanticCheck const semantics(c, c.defaults, 1);
+    EXPECT_EQ(semantics.problems().back().at("N"), 23);
+    KernelGraph graph = translate(c);
+    EXPECT_EQ(errorOf([&] {
+                  apply(set, graph, {.observe = [&](Application const& a, KernelGraph const& g) {
+                            semantics.check(g, fmt::format("rule '{}'", a.rule));
+                        }});
+              }),
+              "error: rule 'tile' changed the result at N=23: tensor 'Y' differs from the "
+              "Command's meaning by 1.04 (tolerance 1e-05)");
+}
+
 TEST(Engine, AFixpointOverBudgetNamesTheRulesThatKeptFiring) {
     RuleSet const set = ruleSet(R"json({ "ruleset": "grows", "version": 1,
       "strategy": { "fixpoint": ["more"], "budget": 5 },

@@ -2,9 +2,12 @@
 //
 // The direct semantics of the Command give the expected outputs on random inputs once; each
 // measure() runs the reference interpreter on a graph (translated, or lowered any number of
-// steps) with the same inputs and compares every stored tensor. The rule engine checks after
-// every rule application and names the first that changes the result; `kiln interp --check`
-// and `kiln demo` check translated and lowered graphs.
+// steps) with the same inputs and compares every stored tensor. It does so at the problem given
+// and at a ragged one, every size a different small prime (23, 19, 17, ...) that no tile or
+// vector width divides: a rule that divides with floor where it needs ceildiv passes at
+// N = 1024 and fails there. The rule engine checks after every rule application and names the
+// first that changes the result; `kiln interp --check` and `kiln demo` check translated and
+// lowered graphs.
 #pragma once
 
 #include "kiln/graph/Bindings.h"
@@ -13,6 +16,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -36,9 +40,18 @@ public:
     /// else 1e-5.
     double tolerance() const { return tolerance_; }
 
+    /// The problems checked: the one given, then the ragged one (where it differs).
+    std::vector<std::map<std::string, double>> problems() const;
+
 private:
+    struct Case {
+        std::map<std::string, double> problem;
+        Bindings inputs, expected;
+    };
+    double measure(KernelGraph const& graph, Case const& c) const;
+
     Command const& command_;
-    Bindings inputs_, expected_;
+    std::vector<Case> cases_;
     double tolerance_ = 1e-5;
     mutable std::map<std::string, double> errors_;
     mutable double lastError_ = 0;

@@ -34,6 +34,14 @@ grep -q "12 candidates in .* (12 reused from the database" "$work/again.out" || 
     > "$work/other.out"
 grep -q "(0 reused" "$work/other.out" || fail "another shape reused a record"
 
+# A point whose parameters every guard refuses lowers nothing: a failed candidate, never the
+# winner (an unlowered Command would be a one-workitem kernel, or the Command itself).
+"$kiln" tune examples/axpy.json --space tests/scheduler/data/guarded.space.json --evaluator model \
+    --compile lower --target sm_90a -q -o "$work/guarded" > "$work/guarded.out"
+grep -q "^winner: .* at P=1," "$work/guarded.out" || fail "the guarded point won"
+grep -q "compile  P=2: error: the pipeline 'guarded' applied no rule at this point" \
+    "$work/guarded/sm_90a/report.txt" || fail "a point that lowers nothing did not fail"
+
 # A pipeline for another kind of Command is refused before the sweep.
 if "$kiln" tune examples/axpy.json --space examples/gemm.space.json -o "$work/wrong" \
     2> "$work/wrong.err"; then fail "a GEMM space over axpy"; fi

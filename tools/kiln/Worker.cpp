@@ -127,7 +127,15 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
     rules::EngineOptions options{
         .parameters = request.at("params").get<std::map<std::string, std::int64_t>>(),
         .arch = rules::archFacts(target)};
-    rules::lower(pipeline, graph, options);
+    // A point whose parameters every guard refuses leaves the Command unlowered: a kernel of one
+    // workitem, or an interpreter run of the Command itself, which must not win a sweep.
+    std::int64_t applications = 0;
+    for (auto const& step : rules::lower(pipeline, graph, options))
+        applications += step.applications;
+    if (applications == 0)
+        fail("the pipeline '{}' applied no rule at this point: every rule's guard refused it "
+             "(kiln rules why says why a rule does not match)",
+             pipeline.name);
     std::string const graphText = saveGraph(graph);
     writeFile(artifact + ".graph.json", graphText);
     nlohmann::json extra = nlohmann::json::object();

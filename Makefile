@@ -41,10 +41,10 @@ bench: build
 	@./$(BUILD)/bench/kiln_bench --benchmark_min_time=0.2
 
 format:
-	@git ls-files '*.h' '*.cpp' | xargs clang-format -i
+	@git ls-files '*.h' '*.cpp' ':!tests/golden' | xargs clang-format -i
 
 format-check:
-	@git ls-files '*.h' '*.cpp' | xargs clang-format --dry-run -Werror
+	@git ls-files '*.h' '*.cpp' ':!tests/golden' | xargs clang-format --dry-run -Werror
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -10,16 +10,12 @@
 
 namespace kiln::lowering {
 
-namespace {
-
 std::string scheduleText(std::map<std::string, std::int64_t> const& schedule) {
     std::string text;
     for (auto const& [name, value] : schedule)
         text += fmt::format("{}{}={}", text.empty() ? "" : ",", name, value);
     return text;
 }
-
-} // namespace
 
 void checkCodegenParameters(CodegenOptions const& options) {
     arch::Arch const& arch = arch::ArchLibrary::get(options.target);

@@ -366,9 +366,7 @@ namespace {
 // asked for it, not code for the driver to refuse later.
 EmittedKernel withinLimits(EmittedKernel kernel) {
     arch::Arch const& arch = arch::ArchLibrary::get(kernel.target);
-    std::string schedule;
-    for (auto const& [name, value] : kernel.schedule)
-        schedule += fmt::format("{}{}={}", schedule.empty() ? "" : ",", name, value);
+    std::string const schedule = scheduleText(kernel.schedule);
     auto const limit = [&](char const* fact, double fallback) {
         return arch.fact(fact).value_or(fallback);
     };

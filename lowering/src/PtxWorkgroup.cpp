@@ -35,14 +35,11 @@ void PtxCodegen::requireShared(std::int64_t copies, std::int64_t each) {
     bool const overflows = __builtin_mul_overflow(copies, each, &needed);
     if (!overflows && needed <= most)
         return;
-    std::string schedule;
-    for (auto const& [name, value] : options_.schedule)
-        schedule += fmt::format("{}{}={}", schedule.empty() ? "" : ",", name, value);
     throw UserError(fmt::format(
         "the workgroup needs {} bytes of shared memory; {} has at most {} (shared_bytes), "
         "schedule {}",
         overflows ? fmt::format("{} x {}", copies, each) : std::to_string(needed), options_.target,
-        most, schedule));
+        most, scheduleText(options_.schedule)));
 }
 
 std::string PtxCodegen::sharedAddress(Id shared, ExprPtr const& index, SharedBases& bases) {

@@ -33,6 +33,9 @@ struct CodegenOptions {
 /// MIN_BLOCKS (.minnctapersm) and STAGES (copies of a pipelined loop's shared memory).
 inline constexpr char const* kCodegenParameters[] = {"MIN_BLOCKS", "STAGES"};
 
+/// The schedule as messages name it: "MT_M=128,MT_N=256" (names in order).
+std::string scheduleText(std::map<std::string, std::int64_t> const& schedule);
+
 /// Refuses schedule parameters of kCodegenParameters the target cannot honour (STAGES above 1
 /// without cp.async, which would be ignored; negative STAGES, MIN_BLOCKS out of range), naming
 /// parameter and target. Every code generator calls it first.

@@ -12,6 +12,7 @@
 // (an exhaustive one) of the same key.
 #include "Tuning.h"
 #include "kiln/graph/Error.h"
+#include "kiln/scheduler/CheckProvenance.h"
 #include "kiln/scheduler/Compare.h"
 #include "kiln/scheduler/TuningDatabase.h"
 
@@ -87,8 +88,9 @@ void addDb(CLI::App& app) {
             auto const b = db.best(key);
             fmt::print("{}  {} on {} ({}): {}\n", key.hash(), key.summary, key.target,
                        key.evaluator,
-                       b ? fmt::format("{:.3f} us (spread {:.1f}%) at {}", b->microseconds,
-                                       100 * b->spread, pointText(b->point))
+                       b ? fmt::format("{:.3f} us (spread {:.1f}%) at {}, checked: {}",
+                                       b->microseconds, 100 * b->spread, pointText(b->point),
+                                       scheduler::checkedBy(key.evaluator, b->extra))
                          : std::string("no successful candidate"));
         }
         if (!found && db.keys().empty())

@@ -6,6 +6,7 @@
 #include "kiln/lowering/HeldElements.h"
 
 #include <fmt/format.h>
+#include <limits>
 
 namespace kiln::lowering {
 
@@ -108,11 +109,23 @@ SharedLayout sharedLayout(KernelGraph const& graph, bool padRows, std::set<Id> c
         } else if (padRows && bytes == 2 && row && *row * bytes % 32 == 0 && n % *row == 0) {
             SharedLayout::Padding const p{*row, 16 / bytes};
             layout.padding[d] = p;
-            n += n / p.rowLength * p.pad;
+            if (__builtin_add_overflow(n, n / p.rowLength * p.pad, &n))
+                fail("the staged tiles need more than 2^63 bytes of shared memory (Shared #{} "
+                     "holds {} elements)",
+                     d, constantSize(graph, d, "Shared"));
         }
         layout.bytes = (layout.bytes + alignment - 1) / alignment * alignment;
         layout.offsets[d] = layout.bytes;
-        layout.bytes += static_cast<std::size_t>(n) * static_cast<std::size_t>(bytes);
+        // Sizes come from schedule parameters: a tile of 2^60 elements must not wrap around to a
+        // layout that looks small (code generation refuses what passes the target's limit).
+        std::size_t tile = 0;
+        if (__builtin_mul_overflow(static_cast<std::size_t>(n), static_cast<std::size_t>(bytes),
+                                   &tile) ||
+            __builtin_add_overflow(layout.bytes, tile, &layout.bytes) ||
+            layout.bytes > static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max()))
+            fail("the staged tiles need more than 2^63 bytes of shared memory (Shared #{} holds "
+                 "{} elements)",
+                 d, n);
     }
     return layout;
 }

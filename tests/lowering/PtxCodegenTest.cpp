@@ -393,6 +393,10 @@ TEST(PtxCodegen, AHugeStagedTileIsRefusedBeforeItsCodeIsWritten) {
     };
     EXPECT_EQ(message({{"MT_K", 65536}}), "error: the workgroup needs 33554432 bytes of shared "
                                           "memory; sm_90a has at most 232448");
+    // Tiles whose bytes pass 2^63 do not wrap around to a layout that looks small.
+    EXPECT_EQ(message({{"MMA", 0}, {"MT_K", 28563565967311023}}),
+              "error: the staged tiles need more than 2^63 bytes of shared memory (Shared #133 "
+              "holds 1828068221907905472 elements)");
     EXPECT_EQ(message({{"STAGES", 9006917779764281343}}),
               "error: operation #78 (ForLoop): the workgroup needs 9006917779764281343 x 8192 "
               "bytes of shared memory; sm_90a has at most 232448");

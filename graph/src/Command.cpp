@@ -8,8 +8,6 @@
 
 namespace kiln {
 
-namespace {
-
 bool isIdentifier(std::string_view s) {
     if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
         return false;
@@ -17,6 +15,8 @@ bool isIdentifier(std::string_view s) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
     });
 }
+
+namespace {
 
 bool sameShape(std::vector<ExprPtr> const& a, std::vector<ExprPtr> const& b) {
     if (a.size() != b.size())

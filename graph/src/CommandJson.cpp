@@ -19,14 +19,6 @@ constexpr std::array<std::string_view, 3> kCombines = {"sum", "max", "min"};
 /// The largest problem size: 2^40 elements along one axis is beyond any device.
 constexpr std::int64_t kMaxProblemSize = std::int64_t(1) << 40;
 
-bool isIdentifier(std::string_view s) {
-    if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
-        return false;
-    return std::all_of(s.begin(), s.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-    });
-}
-
 DataType readDataType(JsonValue const& value) {
     // Kiln's other types (i64 for sizes, bool for comparisons) are not for tensors and scalars.
     if (value.isString() && parseDataType(value.asString()) &&

@@ -2,6 +2,7 @@
 // by name, the grid formula as C++ and a launch function (ExportHeader.h).
 #include "ExportHeader.h"
 
+#include "kiln/graph/Command.h"
 #include "kiln/graph/Error.h"
 #include "kiln/graph/ExpressionText.h"
 #include "kiln/runtime/ScalarType.h"
@@ -16,14 +17,6 @@
 namespace kiln::cli {
 
 namespace {
-
-bool isIdentifier(std::string_view s) {
-    if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
-        return false;
-    return std::all_of(s.begin(), s.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-    });
-}
 
 // Grid formulas may name the kernel's size parameters and use + - * / % ceildiv min max.
 class GridNames : public NameResolver {

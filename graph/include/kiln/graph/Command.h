@@ -17,9 +17,14 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kiln {
+
+/// Whether `s` is a C identifier (letters, digits and '_', not starting with a digit): the
+/// names of Commands, arguments and tags, and what an exported header may declare.
+bool isIdentifier(std::string_view s);
 
 /// A tensor argument: element type, shape, and strides in elements (row-major by default).
 struct TensorArgument {

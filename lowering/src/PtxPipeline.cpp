@@ -187,10 +187,34 @@ void PtxCodegen::emitPipeline(Pipeline const& pl, bool fast) {
         writer_.popScope();
     };
 
-    for (Id init : graph_.successors(pl.op, ControlEdgeKind::Initialize))
-        operation(init);
-    for (std::int64_t s = 0; s < lead; ++s)
-        produce(s, copyAt(s));
+    auto initialize = [&] {
+        for (Id init : graph_.successors(pl.op, ControlEdgeKind::Initialize))
+            operation(init);
+    };
+    initialize();
+    if (fast || lead < 2) {
+        for (std::int64_t s = 0; s < lead; ++s)
+            produce(s, copyAt(s));
+    } else {
+        // The plain version's prologue is a loop (it runs only at unaligned sizes, where the
+        // element-by-element edges dominate): the producer at the counter itself, the counter
+        // stepped, then set back to its start: two copies of the producer in this version
+        // instead of lead + 1, and less for ptxas to compile.
+        std::string const base = copyAt(0), last = copyAt(lead);
+        std::string const top = writer_.newLabel("prologue"), done = writer_.newLabel("prologued");
+        writer_.label(top);
+        writer_.pushScope();
+        std::string const finished = writer_.newRegister(PtxType::Pred);
+        writer_.instruction(fmt::format("setp.eq.u32 {}, {}, {}", finished, base, last));
+        writer_.instruction(fmt::format("@{} bra {}", finished, done));
+        produce(0, base);
+        operation(pl.increment);
+        writer_.instruction(fmt::format("add.u32 {0}, {0}, {1}", base, pl.stageBytes));
+        writer_.popScope();
+        writer_.instruction(fmt::format("bra.uni {}", top));
+        writer_.label(done);
+        initialize();
+    }
     std::string const read = copyAt(0), write = copyAt(lead),
                       end = copyAt(pl.stages); // one past the last copy
     std::string const top = writer_.newLabel("loop"), done = writer_.newLabel("done");

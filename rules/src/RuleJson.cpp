@@ -2,6 +2,7 @@
 
 #include "kiln/graph/ExpressionText.h"
 #include "kiln/graph/Simplify.h"
+#include "kiln/rules/RuleTemplate.h"
 
 #include <fmt/format.h>
 #include <set>
@@ -500,9 +501,47 @@ RuleTest ruleTest(JsonValue const& v) {
     return t;
 }
 
-} // namespace
+// Every location the set keeps, for the error it may report once applied.
+void relocate(Pattern& p, ExpandedRuleSet const& e) {
+    for (auto& n : p.nodes)
+        n.at = e.source(n.at);
+    for (auto& edge : p.edges)
+        edge.at = e.source(edge.at);
+    for (auto& negative : p.negatives)
+        relocate(negative, e);
+}
 
-RuleSet readRuleSet(JsonValue const& root) {
+void relocate(Strategy& s, ExpandedRuleSet const& e) {
+    s.at = e.source(s.at);
+    for (auto& child : s.children)
+        relocate(child, e);
+}
+
+void relocate(RuleSet& set, ExpandedRuleSet const& e) {
+    for (auto& p : set.parameters)
+        p.validAt = e.source(p.validAt);
+    relocate(set.strategy, e);
+    for (auto& r : set.rules) {
+        r.at = e.source(r.at);
+        relocate(r.match, e);
+        for (auto& n : r.rewrite.addNodes)
+            n.at = e.source(n.at);
+        for (auto& edge : r.rewrite.addEdges)
+            edge.at = e.source(edge.at);
+        for (auto& u : r.rewrite.updates)
+            u.at = e.source(u.at);
+        for (auto& t : r.rewrite.retargets)
+            t.at = e.source(t.at);
+        if (r.rewrite.wrap)
+            r.rewrite.wrap->at = e.source(r.rewrite.wrap->at);
+        for (auto& at : r.rewrite.removeAt)
+            at = e.source(at);
+    }
+    for (auto& t : set.tests)
+        t.at = e.source(t.at);
+}
+
+RuleSet readExpandedRuleSet(JsonValue const& root) {
     root.allowOnly({"ruleset", "version", "doc", "params", "strategy", "rules", "tests"});
     RuleSet set{.name = root["ruleset"].asNonEmptyString(), .file = root.file()};
     if (root["version"].asInt() != 1)
@@ -551,6 +590,22 @@ RuleSet readRuleSet(JsonValue const& root) {
     if (auto tests = root.find("tests"))
         for (auto const& t : tests->elements())
             set.tests.push_back(ruleTest(t));
+    return set;
+}
+
+} // namespace
+
+RuleSet readRuleSet(JsonValue const& root) {
+    ExpandedRuleSet const expanded = expandRuleTemplates(root);
+    if (!expanded.hasTemplates())
+        return readExpandedRuleSet(root);
+    RuleSet set;
+    try {
+        set = readExpandedRuleSet(expanded.root());
+    } catch (UserError const& error) {
+        throw expanded.relocate(error);
+    }
+    relocate(set, expanded);
     return set;
 }
 

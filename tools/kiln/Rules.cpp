@@ -1,4 +1,5 @@
 // kiln rules test FILE...            runs the tests each rule set file carries
+// kiln rules expand FILE             prints the rule set with its templates expanded (JSON)
 // kiln rules why FILE RULE --at ID --command CMD [--before FILE...] [--params ...]
 //                                    says why RULE does not match at element ID
 #include "Params.h"
@@ -9,6 +10,7 @@
 #include "kiln/graph/Translate.h"
 #include "kiln/rules/Engine.h"
 #include "kiln/rules/RuleJson.h"
+#include "kiln/rules/RuleTemplate.h"
 #include "kiln/rules/RuleTests.h"
 
 #include <CLI/CLI.hpp>
@@ -41,6 +43,19 @@ void addRules(CLI::App& app) {
         fmt::print("{} of {} rule tests passed\n", total - failed, total);
         if (failed)
             fail("{} rule test{} failed", failed, failed == 1 ? "" : "s");
+    });
+
+    auto expandFile = std::make_shared<std::string>();
+    auto* expand = rules->add_subcommand(
+        "expand",
+        "Print a rule set with its templates expanded, as JSON (the rules the engine runs)");
+    expand->add_option("file", *expandFile, "Rule set file")->required();
+    expand->callback([expandFile] {
+        JsonValue const written = readJsonFile(*expandFile);
+        rules::readRuleSet(written); // the expansion must also be a rule set that loads
+        rules::ExpandedRuleSet const expanded = rules::expandRuleTemplates(written);
+        fmt::print("{}\n", expanded.root().json().dump(2, ' ', false,
+                                                       OrderedJson::error_handler_t::replace));
     });
 
     struct Why {

@@ -50,10 +50,7 @@ gcn::KernelSpec AmdgcnKernelWriter::specOf(KernelGraph const& graph, EmittedKern
 }
 
 AmdgcnKernelWriter::AmdgcnKernelWriter(KernelGraph const& graph, CodegenOptions const& options)
-    : graph_(graph)
-    , options_(options)
-    , facts_(graph)
-    , shape_(launchShape(graph))
+    : KernelWalker(graph, options, "AMDGCN ")
     , shared_(sharedLayout(graph))
     , kernel_(describe(graph, options, shape_, shared_))
     , context_(gcn::Target::named(options.target), kernel_.entry)
@@ -103,74 +100,28 @@ void AmdgcnKernelWriter::prologue() {
     flush();
 }
 
-void AmdgcnKernelWriter::operation(Id op) {
-    auto const& o = graph_.control.node(op);
-    try {
-        switch (o.kind) {
-        case OperationKind::Kernel:
-        case OperationKind::Nop:
-            return;
-        case OperationKind::Barrier:
-            b_.op("s_barrier", {}, {});
-            return flush();
-        case OperationKind::LoadLinear:
-        case OperationKind::LoadTiled:
-            load(op);
-            break;
-        case OperationKind::StoreLinear:
-        case OperationKind::StoreTiled:
-            store(op);
-            break;
-        case OperationKind::Assign:
-            assign(op, o);
-            break;
-        case OperationKind::Reduce:
-            reduce(op, o);
-            break;
-        case OperationKind::ForLoop:
-            return loop(op, o);
-        case OperationKind::StoreShared:
-            storeShared(op);
-            break;
-        case OperationKind::LoadShared:
-            loadShared(op);
-            break;
-        case OperationKind::Multiply:
-            multiply(op, o);
-            break;
-        default:
-            throw UserError(
-                fmt::format("AMDGCN code generation for {} is not written yet", name(o.kind)));
-        }
-        memo_.clear();
-        flush();
-    } catch (UserError const& e) {
-        if (std::string_view(e.what()).find("operation #") != std::string_view::npos)
-            throw;
-        throw UserError(fmt::format("operation #{} ({}): {}", op, name(o.kind), e.message()));
-    }
+// What an operation computed stays in registers while the memo names it, and instructions
+// waiting in a stream keep theirs.
+void AmdgcnKernelWriter::settle() {
+    memo_.clear();
+    flush();
 }
 
-std::map<Id, ExprPtr> AmdgcnKernelWriter::known() const {
-    std::map<Id, ExprPtr> k;
-    for (auto const& [d, v] : indices_)
-        k.emplace(d, index(d));
-    return k;
+void AmdgcnKernelWriter::branch(Id, Operation const& o) {
+    throw UserError(fmt::format("AMDGCN code generation for {} is not written yet", name(o.kind)));
 }
 
-GcnHeld& AmdgcnKernelWriter::hold(Id d) {
-    auto it = held_.find(d);
-    if (it != held_.end())
-        return it->second;
-    GcnHeld h;
-    h.type = graph_.coordinates.node(d).dtype.value_or(DataType::F32);
-    h.elements = heldElements(graph_, facts_, known(), d);
-    h.registers.resize(h.elements.size());
-    reserveFragments(d, h);
-    return held_.emplace(d, std::move(h)).first->second;
+void AmdgcnKernelWriter::barrier() {
+    b_.op("s_barrier", {}, {});
+    flush();
 }
 
-gcn::Leaves AmdgcnKernelWriter::leaves(GcnHeld const* current, std::size_t element) {
+void AmdgcnKernelWriter::allocate(Id d, Held& held) {
+    held.registers.resize(held.elements.size());
+    reserveFragments(d, held);
+}
+
+gcn::Leaves AmdgcnKernelWriter::leaves(Held const* current, std::size_t element) {
     gcn::Leaves l;
     l.argument = [this](expr::Argument const& a) { return arguments_->load(a.name, out_); };
     l.index = [this](Id d) {
@@ -207,70 +158,45 @@ void AmdgcnKernelWriter::copy(gcn::Value const& dst, gcn::Value const& src) {
     }
 }
 
-void AmdgcnKernelWriter::assign(Id op, Operation const& o) {
-    Id const dest = graph_.mapping.get(op, role::dest);
-    auto const& dim = graph_.coordinates.node(dest);
+void AmdgcnKernelWriter::assignIndex(Id dest, ExprPtr const& e) {
     gcn::ExpressionGenerator gen(b_, leaves());
     gen.reuse(&memo_);
-    if (!holdsData(dim.kind)) { // a loop counter or another index
-        gcn::Value const v =
-            gen.convert(gen.generate(o.expression), resultType(*o.expression), DataType::I64);
-        // An index assigned again (a loop counter) keeps its registers, which every iteration
-        // reads.
-        auto const it = indices_.find(dest);
-        if (it != indices_.end() && (it->second.isVector() || !v.isVector())) {
-            copy(it->second, v);
-            return;
-        }
-        if (loopDepth_ > 0 && it != indices_.end())
-            throw UserError(fmt::format("index #{} differs between workitems inside a loop, where "
-                                        "it was uniform before",
-                                        dest));
-        gcn::Value const r = v.isVector() ? context_.allocateVector(DataType::I64, 2, "an index")
-                                          : context_.allocateScalar(DataType::I64, 2, "an index");
-        copy(r, v);
-        indices_.insert_or_assign(dest, r);
+    gcn::Value const v = gen.convert(gen.generate(e), resultType(*e), DataType::I64);
+    // An index assigned again (a loop counter) keeps its registers, which every iteration
+    // reads.
+    auto const it = indices_.find(dest);
+    if (it != indices_.end() && (it->second.isVector() || !v.isVector())) {
+        copy(it->second, v);
         return;
     }
-    if (!inRegisters(dest))
-        throw UserError(fmt::format("#{} is not distributed over the grid with constant-size "
-                                    "local indices, so no workitem can hold it",
+    if (loopDepth_ > 0 && it != indices_.end())
+        throw UserError(fmt::format("index #{} differs between workitems inside a loop, where "
+                                    "it was uniform before",
                                     dest));
-    GcnHeld& h = hold(dest);
-    currentId_ = dest;
-    for (std::size_t c = 0; c < h.elements.size(); ++c) {
-        gcn::ExpressionGenerator element(b_, leaves(&h, c));
-        element.reuse(&memo_);
-        gcn::Value v =
-            element.convert(element.generate(o.expression), resultType(*o.expression), h.type);
-        setHeld(h, c, v);
-        flush(); // instructions waiting in a stream keep their registers
-    }
+    gcn::Value const r = v.isVector() ? context_.allocateVector(DataType::I64, 2, "an index")
+                                      : context_.allocateScalar(DataType::I64, 2, "an index");
+    copy(r, v);
+    indices_.insert_or_assign(dest, r);
 }
 
-// Each element of the dest combines one row of the source (its last axis), read in place, in a
-// loop over the row whose counter is uniform (an SGPR pair): one scalar compare and branch per
-// step. Floating-point rows accumulate in f64, as the PTX backend does.
-void AmdgcnKernelWriter::reduce(Id op, Operation const& o) {
-    Id const source = graph_.mapping.get(op, role::source),
-             dest = graph_.mapping.get(op, role::dest);
-    auto view = views_.find(source);
-    if (view == views_.end())
-        throw UserError(
-            fmt::format("Reduce reads value#{}, which is not a tensor read in place", source));
-    if (!inRegisters(dest))
-        throw UserError(
-            fmt::format("the Reduce's dest #{} is not distributed over the grid", dest));
+void AmdgcnKernelWriter::assignElement(Held& held, std::size_t c, ExprPtr const& e) {
+    gcn::ExpressionGenerator element(b_, leaves(&held, c));
+    element.reuse(&memo_);
+    gcn::Value v = element.convert(element.generate(e), resultType(*e), held.type);
+    setHeld(held, c, v);
+    flush(); // instructions waiting in a stream keep their registers
+}
+
+// Each element's row is read in place in a loop whose counter is uniform (an SGPR pair): one
+// scalar compare and branch per step. Floating-point rows accumulate in f64, as the PTX backend
+// does.
+void AmdgcnKernelWriter::reduceRows(Operation const& o, Held& held, Id source, Id view,
+                                    std::vector<Id> const& sourceAxes,
+                                    std::vector<Id> const& destAxes) {
     auto const& shape = graph_.coordinates.node(source).shape;
-    auto const sourceAxes = flattenAxes(graph_, source), destAxes = flattenAxes(graph_, dest);
-    if (shape.empty() || sourceAxes.size() != destAxes.size() + 1)
-        throw UserError(
-            fmt::format("Reduce from #{} to #{}: the source needs one axis more", source, dest));
-    GcnHeld& h = hold(dest);
-    currentId_ = dest;
-    DataType const accType = isFloat(h.type) ? DataType::F64 : h.type;
+    DataType const accType = isFloat(held.type) ? DataType::F64 : held.type;
     if (accType != DataType::F64 && accType != DataType::I32 && accType != DataType::I64)
-        throw UserError(fmt::format("a reduction of {} is not written yet", name(h.type)));
+        throw UserError(fmt::format("a reduction of {} is not written yet", name(held.type)));
     BinaryOp const combine = o.combine == Combine::Sum   ? BinaryOp::Add
                              : o.combine == Combine::Max ? BinaryOp::Max
                                                          : BinaryOp::Min;
@@ -293,7 +219,7 @@ void AmdgcnKernelWriter::reduce(Id op, Operation const& o) {
     gcn::Value const last = outside.convert(outside.generate(simplify(shape.back())),
                                             resultType(*shape.back()), DataType::I64);
     std::string const w = context_.target().waveSize() == 64 ? "u64" : "u32";
-    for (std::size_t c = 0; c < h.elements.size(); ++c) {
+    for (std::size_t c = 0; c < held.elements.size(); ++c) {
         gcn::Value const acc = context_.allocateVector(accType, wide ? 2 : 1, "an accumulator");
         copy(acc, gcn::Value::literal(identity, accType));
         gcn::Value const p = context_.allocateScalar(DataType::I64, 2, "a reduction counter");
@@ -310,10 +236,9 @@ void AmdgcnKernelWriter::reduce(Id op, Operation const& o) {
             indices_[along] = p;
             auto k = known();
             for (std::size_t a = 0; a < destAxes.size(); ++a)
-                k[sourceAxes[a]] = h.elements[c].at(destAxes[a]);
+                k[sourceAxes[a]] = held.elements[c].at(destAxes[a]);
             memo_.swap(body);
-            gcn::Value const element =
-                readInPlace(view->second, source, k, h.elements[c].conditions);
+            gcn::Value const element = readInPlace(view, source, k, held.elements[c].conditions);
             memo_.swap(body);
             indices_.erase(along);
             DataType const sourceType = graph_.coordinates.node(source).dtype.value_or(accType);
@@ -326,7 +251,7 @@ void AmdgcnKernelWriter::reduce(Id op, Operation const& o) {
         b_.op("s_branch", {}, {gcn::Value::label(top)});
         b_.add(gcn::Instruction::label(done));
         gcn::ExpressionGenerator gen(b_, leaves());
-        h.registers[c] = b_.toVector(gen.convert(acc, accType, h.type), h.type);
+        held.registers[c] = b_.toVector(gen.convert(acc, accType, held.type), held.type);
     }
 }
 

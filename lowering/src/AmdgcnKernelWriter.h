@@ -1,11 +1,12 @@
-// AmdgcnKernelWriter.h (internal): the AMDGCN code generator's state, shared by the files that
-// write each part: AmdgcnCodegen.cpp (kernel frame, element-wise and reduction operations),
+// AmdgcnKernelWriter.h (internal): the AMDGCN target of the kernel walker (KernelWalker.h): its
+// state and the instructions it writes for each part of the walk, defined in AmdgcnCodegen.cpp
+// (kernel frame, element-wise and reduction operations),
 // AmdgcnMemory.cpp (global loads and stores, exec masks, values read in place),
 // AmdgcnWorkgroup.cpp (loops, LDS staging, Multiply) and AmdgcnMatrixCores.cpp (Multiply on
 // the matrix cores: v_mfma).
 #pragma once
 
-#include "Contraction.h"
+#include "KernelWalker.h"
 #include "kiln/amdgcn/AssemblyKernel.h"
 #include "kiln/amdgcn/ExpressionGenerator.h"
 #include "kiln/amdgcn/MemoryInstructions.h"
@@ -27,14 +28,6 @@ namespace detail {
 
 namespace gcn = kiln::amdgcn;
 
-// A value held in a workitem's VGPRs: one register (pair for 64-bit types; f16/bf16 in f32) per
-// element.
-struct GcnHeld {
-    std::vector<IndexSolution> elements;
-    std::vector<gcn::Value> registers;
-    DataType type = DataType::F32;
-};
-
 // A wave's accumulators as v_mfma_f32_16x16x16's C/D fragments (AmdgcnMatrixCores.cpp): four
 // elements each, rows R..R+3 of column C at lane 0.
 struct MfmaLayout {
@@ -51,8 +44,12 @@ struct MfmaPlan {
     DataType type = DataType::F16; ///< the operands'
 };
 
-class AmdgcnKernelWriter {
+// Held values live in VGPRs: one register (pair for 64-bit types; f16/bf16 in f32) per element.
+class AmdgcnKernelWriter : public KernelWalker<gcn::Value> {
 public:
+    using Held = detail::Held<gcn::Value>;
+    using SharedBases = detail::SharedBases<gcn::Value>;
+
     AmdgcnKernelWriter(KernelGraph const& graph, CodegenOptions const& options);
     EmittedKernel run();
 
@@ -64,33 +61,41 @@ private:
                                   LaunchShape const& shape);
     void prologue();
     void flush();
-    void operation(Id op);
-    void assign(Id op, Operation const& o);
-    void reduce(Id op, Operation const& o);
+    void settle() override;
+    void branch(Id op, Operation const& o) override;
+    void barrier() override;
+    void allocate(Id d, Held& held) override;
+    void assignIndex(Id dest, ExprPtr const& e) override;
+    void assignElement(Held& held, std::size_t c, ExprPtr const& e) override;
+    void reduceRows(Operation const& o, Held& held, Id source, Id view,
+                    std::vector<Id> const& sourceAxes, std::vector<Id> const& destAxes) override;
     // Element `c` of `held` becomes `value`; a value assigned again keeps its registers.
-    void setHeld(GcnHeld& held, std::size_t c, gcn::Value const& value);
+    void setHeld(Held& held, std::size_t c, gcn::Value const& value);
 
-    std::map<Id, ExprPtr> known() const;
-    GcnHeld& hold(Id d);
-    gcn::Leaves leaves(GcnHeld const* current = nullptr, std::size_t element = 0);
+    gcn::Leaves leaves(Held const* current = nullptr, std::size_t element = 0);
     // `src` copied into the registers of `dst` (same size), dword by dword.
     void copy(gcn::Value const& dst, gcn::Value const& src);
 
     // ---- Workgroups (AmdgcnWorkgroup.cpp) ------------------------------------------------
-    using LdsBases = std::vector<std::pair<ExprPtr, gcn::Value>>;
-    bool inRegisters(Id d) const;
-    void list(std::vector<Id> const& sequence);
     bool uniform(ExprPtr const& e) const;
     void drain();
-    void loop(Id op, Operation const& o);
-    void unrolledLoop(Id op);
-    std::pair<gcn::Value, int> ldsAddress(Id shared, ExprPtr const& index, LdsBases& bases);
+    LoopLabels beginLoop(ExprPtr const& condition) override;
+    void endLoop(LoopLabels const& labels) override;
+    std::string beginUnrolled() override;
+    void beginCopy(Id counter, std::int64_t value, ExprPtr const& condition,
+                   std::string const& done) override;
+    void endCopy(Id counter) override;
+    void endUnrolled(std::string const& done) override;
+    std::pair<gcn::Value, int> ldsAddress(Id shared, ExprPtr const& index, SharedBases& bases);
     std::vector<gcn::Value> readShared(Id shared, std::vector<std::map<Id, ExprPtr>> const& at,
-                                       LdsBases& bases);
-    void storeShared(Id op);
-    void loadShared(Id op);
-    Id accumulator(Id op, Id next);
-    void multiply(Id op, Operation const& o, Id into = 0);
+                                       SharedBases& bases);
+    void storeShared(Id op) override;
+    void clearAccumulators(Held& acc) override;
+    bool multiplyOnMatrixUnits(Contraction const& c, Held& acc) override;
+    std::vector<gcn::Value> readOperand(Id view, Id operand,
+                                        std::vector<std::map<Id, ExprPtr>> const& at,
+                                        SharedBases& bases) override;
+    void fma(gcn::Value const& acc, gcn::Value const& a, gcn::Value const& b) override;
 
     // ---- Matrix cores (AmdgcnMatrixCores.cpp) --------------------------------------------
     // The layout check: nothing when the accumulators are not MFMA fragments.
@@ -99,25 +104,21 @@ private:
     // Before any code: which held values accumulate a Multiply (the product, or the X of a fused
     // X = X + product), so that hold() gives their fragments consecutive VGPRs.
     void reserveMfmaAccumulators();
-    void reserveFragments(Id d, GcnHeld& held);
-    std::optional<MfmaPlan> mfmaPlan(Contraction const& c, Id accumulator,
-                                     GcnHeld const& acc) const;
+    void reserveFragments(Id d, Held& held);
+    std::optional<MfmaPlan> mfmaPlan(Contraction const& c, Id accumulator, Held const& acc) const;
     // The staged tile's indices of a lane's four operand elements at K k0 + 4y + j; nothing
     // when a read might leave the tile.
     std::optional<std::vector<ExprPtr>>
     mfmaOperandOffsets(Id shared, Id along, ExprPtr const& where, Id kAxis, std::int64_t k0) const;
     gcn::Value mfmaOperand(Id shared, Id along, ExprPtr const& where, Id kAxis, std::int64_t k0,
-                           LdsBases& bases);
+                           SharedBases& bases);
     std::string mfmaMnemonic(DataType type) const;
     void multiplyOnMatrixCores(MfmaPlan const& plan, Contraction const& c);
 
     // ---- Memory (AmdgcnMemory.cpp) ------------------------------------------------------
-    void load(Id op);
-    void store(Id op);
-    void move(Id value, GcnHeld& held, Id memory, bool isLoad);
-    gcn::Value valueAt(Id d, GcnHeld const* current, std::size_t element);
+    void move(Id value, Held& held, Id memory, bool isLoad) override;
     gcn::Value readInPlace(Id op, Id value, std::map<Id, ExprPtr> const& k,
-                           std::vector<ExprPtr> const& where);
+                           std::vector<ExprPtr> const& where) override;
     gcn::Value unpack(gcn::Value const& raw, std::size_t k, DataType stored);
     gcn::Value pack(std::vector<gcn::Value> const& data, DataType stored);
     // The bits of one element as memory stores them (16-bit floats narrowed from f32).
@@ -136,10 +137,6 @@ private:
     void andNotExec(gcn::Value const& a, gcn::Value const& b);
     std::string maskOp(std::string_view op) const; // "s_and" -> "s_and_b64" / "_b32"
 
-    KernelGraph const& graph_;
-    CodegenOptions const& options_;
-    IndexFacts facts_;
-    LaunchShape shape_;
     SharedLayout shared_;
     EmittedKernel kernel_;
     gcn::Context context_;
@@ -151,14 +148,11 @@ private:
     gcn::Builder b_;
     gcn::MemoryInstructions memory_;
     gcn::ExpressionGenerator::Memo memo_;
-    std::map<Id, gcn::Value> indices_; ///< i64 hardware indices and loop counters
-    std::map<Id, GcnHeld> held_;
-    std::map<Id, Id> views_; ///< values read in place -> the load that reads them
     std::map<Id, Contraction> mfmaAccumulators_; ///< held value -> the Multiply it accumulates
     std::map<std::pair<Id, std::size_t>, gcn::Value> fragments_; ///< (value, first element)
     bool mfmaSinceDrain_ = false; ///< an MFMA since the last drain(): its hazards are longer
-    Id currentId_ = 0;
     int loopDepth_ = 0;
+    std::set<std::string> guardedCopies_; ///< unrolled loops (their labels) with a guarded copy
 };
 
 } // namespace detail

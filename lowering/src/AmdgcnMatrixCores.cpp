@@ -115,7 +115,7 @@ void AmdgcnKernelWriter::reserveMfmaAccumulators() {
     }
 }
 
-void AmdgcnKernelWriter::reserveFragments(Id d, GcnHeld& held) {
+void AmdgcnKernelWriter::reserveFragments(Id d, Held& held) {
     auto const it = mfmaAccumulators_.find(d);
     if (it == mfmaAccumulators_.end() || held.type != DataType::F32)
         return;
@@ -132,7 +132,7 @@ void AmdgcnKernelWriter::reserveFragments(Id d, GcnHeld& held) {
 }
 
 std::optional<MfmaPlan> AmdgcnKernelWriter::mfmaPlan(Contraction const& c, Id accumulator,
-                                                     GcnHeld const& acc) const {
+                                                     Held const& acc) const {
     if (acc.type != DataType::F32 || c.inner % kMfmaK != 0)
         return std::nullopt;
     MfmaPlan plan;
@@ -195,7 +195,7 @@ std::optional<std::vector<ExprPtr>> AmdgcnKernelWriter::mfmaOperandOffsets(Id sh
 }
 
 gcn::Value AmdgcnKernelWriter::mfmaOperand(Id shared, Id along, ExprPtr const& where, Id kAxis,
-                                           std::int64_t k0, LdsBases& bases) {
+                                           std::int64_t k0, SharedBases& bases) {
     auto const found = mfmaOperandOffsets(shared, along, where, kAxis, k0);
     KILN_ASSERT(found, "an MFMA operand read of Shared #{} the plan checked may leave it", shared);
     std::vector<ExprPtr> const& offsets = *found;
@@ -231,7 +231,7 @@ std::string AmdgcnKernelWriter::mfmaMnemonic(DataType type) const {
 void AmdgcnKernelWriter::multiplyOnMatrixCores(MfmaPlan const& plan, Contraction const& c) {
     ExprPtr const X = index(*shape_.workitems[0]);
     std::string const mnemonic = mfmaMnemonic(plan.type);
-    LdsBases bases;
+    SharedBases bases;
     for (std::int64_t k0 = 0; k0 < c.inner; k0 += kMfmaK) {
         std::vector<gcn::Value> a, b;
         for (ExprPtr const& r : plan.layout.rowBases)

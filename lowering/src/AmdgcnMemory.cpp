@@ -24,31 +24,6 @@ int elementBytes(DataType t) {
 
 } // namespace
 
-void AmdgcnKernelWriter::load(Id op) {
-    Id const memory = graph_.mapping.get(op, role::source),
-             dest = graph_.mapping.get(op, role::dest);
-    if (graph_.coordinates.node(memory).kind != DimensionKind::User)
-        throw UserError("a load from a dimension that is not a tensor is not written yet");
-    if (!inRegisters(dest)) {
-        views_[dest] = op; // read in place, element by element, where it is used
-        return;
-    }
-    move(dest, hold(dest), memory, /*isLoad=*/true);
-}
-
-void AmdgcnKernelWriter::store(Id op) {
-    Id const source = graph_.mapping.get(op, role::source),
-             memory = graph_.mapping.get(op, role::dest);
-    if (graph_.coordinates.node(memory).kind != DimensionKind::User)
-        throw UserError("a store to a dimension that is not a tensor is not written yet");
-    auto it = held_.find(source);
-    if (it == held_.end())
-        throw UserError(fmt::format("value#{} is stored but not held in registers (is it "
-                                    "distributed over the grid?)",
-                                    source));
-    move(source, it->second, memory, /*isLoad=*/false);
-}
-
 DataType AmdgcnKernelWriter::tensorType(Id user) const {
     auto const* arg = graph_.findArgument(graph_.coordinates.node(user).name);
     if (!arg || arg->kind != KernelArgument::Kind::Tensor)
@@ -117,7 +92,7 @@ void AmdgcnKernelWriter::andNotExec(gcn::Value const& a, gcn::Value const& m) {
 // one scalar access per element for the other lanes (skipped when there are none); loaded
 // values are then picked per lane. Addresses and masks are computed before exec changes, so
 // that every lane has them.
-void AmdgcnKernelWriter::move(Id value, GcnHeld& held, Id memory, bool isLoad) {
+void AmdgcnKernelWriter::move(Id value, Held& held, Id memory, bool isLoad) {
     DataType const stored = tensorType(memory);
     int const bytes = elementBytes(stored);
     std::size_t const count = held.elements.size();
@@ -326,33 +301,6 @@ gcn::Value AmdgcnKernelWriter::narrow(gcn::Value const& value, DataType stored) 
     else // already rounded to bf16: its low 16 bits are zero
         b_.op("v_lshrrev_b32", {out}, {gcn::Value::literal(16), v});
     return out;
-}
-
-// The register holding value `d` at the element being computed (element `element` of
-// `current`): a held register at the same place, or a load of a value read in place.
-gcn::Value AmdgcnKernelWriter::valueAt(Id d, GcnHeld const* current, std::size_t element) {
-    KILN_ASSERT(current, "value#{} read outside an element", d);
-    auto const& here = current->elements[element];
-    if (auto it = held_.find(d); it != held_.end()) {
-        GcnHeld const& h = it->second;
-        if (h.elements.size() != current->elements.size() ||
-            !equal(h.elements[element].at(d), here.at(currentId_)))
-            throw UserError(
-                fmt::format("value#{} is held with another layout than #{}", d, currentId_));
-        return h.registers[element];
-    }
-    auto view = views_.find(d);
-    if (view == views_.end())
-        throw UserError(fmt::format("value#{} is read before it is computed", d));
-    auto k = known();
-    auto const mine = flattenAxes(graph_, d), theirs = flattenAxes(graph_, currentId_);
-    if (mine.size() == theirs.size()) {
-        for (std::size_t a = 0; a < mine.size(); ++a)
-            k[mine[a]] = here.at(theirs[a]);
-    } else {
-        k[d] = here.at(currentId_);
-    }
-    return readInPlace(view->second, d, k, here.conditions);
 }
 
 // Element `k` of a value that the load `op` reads in place, 0 where it does not exist (the

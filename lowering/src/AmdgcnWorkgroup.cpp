@@ -28,29 +28,7 @@
 
 namespace kiln::lowering::detail {
 
-bool AmdgcnKernelWriter::inRegisters(Id d) const {
-    // A tile that belongs to a whole workgroup is shared by its workitems, not copied into
-    // each one's registers.
-    if (shape_.workgroupSize() > 1 && !distributionOf(graph_, d).overWorkitems)
-        return false;
-    return holdable(graph_, d);
-}
-
-void AmdgcnKernelWriter::list(std::vector<Id> const& sequence) {
-    auto const ops = sinkLoads(graph_, sequence, [this](Id d) { return inRegisters(d); });
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-        if (i + 1 < ops.size()) {
-            if (Id const into = accumulator(ops[i], ops[i + 1])) {
-                multiply(ops[i], graph_.control.node(ops[i]), into);
-                ++i;
-                continue;
-            }
-        }
-        operation(ops[i]);
-    }
-}
-
-void AmdgcnKernelWriter::setHeld(GcnHeld& held, std::size_t c, gcn::Value const& value) {
+void AmdgcnKernelWriter::setHeld(Held& held, std::size_t c, gcn::Value const& value) {
     if (value.isLiteral() && held.registers[c].isRegister() && !gcn::isWide(held.type))
         return copy(held.registers[c], value); // registers given in advance (MFMA fragments)
     gcn::Value const v = b_.toVector(value, held.type);
@@ -98,95 +76,78 @@ void AmdgcnKernelWriter::drain() {
     flush();
 }
 
-// A loop counted by an Unroll dimension: its body written once per value of the counter, which
-// its register holds in each copy. A copy whose condition is not a constant is guarded, and
-// skips the copies after it, as the loop would stop; nothing is outstanding across the branch.
-void AmdgcnKernelWriter::unrolledLoop(Id op) {
-    Id const counter = graph_.mapping.get(op, role::counter);
-    auto const copies = unrolledCopies(graph_, op);
-    for (Id init : graph_.successors(op, ControlEdgeKind::Initialize))
-        operation(init);
-    std::string const done = context_.newLabel("unrolled");
-    auto const body = graph_.sequence(op, ControlEdgeKind::Body);
-    bool guarded = false;
-    for (auto const& [value, condition] : copies) {
-        copy(indices_.at(counter), gcn::Value::literal(value));
-        if (!literalInt(condition)) {
-            if (!uniform(condition))
-                throw UserError(fmt::format("the unrolled loop's condition {} differs between "
-                                            "workitems; only uniform loops are written for AMDGCN",
-                                            toString(condition)));
-            drain();
-            gcn::ExpressionGenerator gen(b_, leaves());
+// A counted loop's counter is uniform: entered and left with nothing outstanding (drain()), its
+// condition one scalar compare and branch.
+LoopLabels AmdgcnKernelWriter::beginLoop(ExprPtr const& condition) {
+    if (!uniform(condition))
+        throw UserError(fmt::format("the loop condition {} differs between workitems; only "
+                                    "uniform loops are written for AMDGCN",
+                                    toString(condition)));
+    ++loopDepth_;
+    drain();
+    LoopLabels const labels{context_.newLabel("loop"), context_.newLabel("done")};
+    b_.add(gcn::Instruction::label(labels.top));
+    {
+        gcn::ExpressionGenerator gen(b_, leaves());
+        gcn::Value const go = gen.generate(simplify(condition));
+        if (go.isLiteral()) {
+            if (go.literalValue() == 0)
+                b_.op("s_branch", {}, {gcn::Value::label(labels.done)});
+        } else {
             std::string const w = context_.target().waveSize() == 64 ? "u64" : "u32";
-            b_.op("s_cmp_eq_" + w, {}, {gen.generate(condition), gcn::Value::literal(0)});
-            b_.op("s_cbranch_scc1", {}, {gcn::Value::label(done)});
-            flush();
-            guarded = true;
-        }
-        list(body);
-        if (std::any_of(body.begin(), body.end(), [&](Id b) {
-                return graph_.control.node(b).kind == OperationKind::StoreShared;
-            })) {
-            b_.op("s_barrier", {}, {});
-            flush();
+            b_.op("s_cmp_eq_" + w, {}, {go, gcn::Value::literal(0)});
+            b_.op("s_cbranch_scc1", {}, {gcn::Value::label(labels.done)});
         }
     }
-    if (guarded)
+    flush();
+    return labels;
+}
+
+void AmdgcnKernelWriter::endLoop(LoopLabels const& labels) {
+    drain();
+    b_.op("s_branch", {}, {gcn::Value::label(labels.top)});
+    b_.add(gcn::Instruction::label(labels.done));
+    flush();
+    --loopDepth_;
+}
+
+std::string AmdgcnKernelWriter::beginUnrolled() {
+    return context_.newLabel("unrolled");
+}
+
+// The counter's register holds `value` in the copy. A guard waits for nothing outstanding
+// across its branch.
+void AmdgcnKernelWriter::beginCopy(Id counter, std::int64_t value, ExprPtr const& condition,
+                                   std::string const& done) {
+    copy(indices_.at(counter), gcn::Value::literal(value));
+    if (literalInt(condition))
+        return;
+    if (!uniform(condition))
+        throw UserError(fmt::format("the unrolled loop's condition {} differs between "
+                                    "workitems; only uniform loops are written for AMDGCN",
+                                    toString(condition)));
+    drain();
+    gcn::ExpressionGenerator gen(b_, leaves());
+    std::string const w = context_.target().waveSize() == 64 ? "u64" : "u32";
+    b_.op("s_cmp_eq_" + w, {}, {gen.generate(condition), gcn::Value::literal(0)});
+    b_.op("s_cbranch_scc1", {}, {gcn::Value::label(done)});
+    flush();
+    guardedCopies_.insert(done);
+}
+
+void AmdgcnKernelWriter::endCopy(Id) {}
+
+void AmdgcnKernelWriter::endUnrolled(std::string const& done) {
+    if (guardedCopies_.erase(done))
         drain();
     b_.add(gcn::Instruction::label(done));
     flush();
 }
 
-void AmdgcnKernelWriter::loop(Id op, Operation const& o) {
-    if (graph_.coordinates.node(graph_.mapping.get(op, role::counter)).kind ==
-        DimensionKind::Unroll)
-        return unrolledLoop(op);
-    for (Id init : graph_.successors(op, ControlEdgeKind::Initialize))
-        operation(init);
-    if (!uniform(o.expression))
-        throw UserError(fmt::format("the loop condition {} differs between workitems; only "
-                                    "uniform loops are written for AMDGCN",
-                                    toString(o.expression)));
-    ++loopDepth_;
-    drain();
-    std::string const top = context_.newLabel("loop"), done = context_.newLabel("done");
-    b_.add(gcn::Instruction::label(top));
-    {
-        gcn::ExpressionGenerator gen(b_, leaves());
-        gcn::Value const go = gen.generate(simplify(o.expression));
-        if (go.isLiteral()) {
-            if (go.literalValue() == 0)
-                b_.op("s_branch", {}, {gcn::Value::label(done)});
-        } else {
-            std::string const w = context_.target().waveSize() == 64 ? "u64" : "u32";
-            b_.op("s_cmp_eq_" + w, {}, {go, gcn::Value::literal(0)});
-            b_.op("s_cbranch_scc1", {}, {gcn::Value::label(done)});
-        }
-    }
-    flush();
-    auto const body = graph_.sequence(op, ControlEdgeKind::Body);
-    list(body);
-    // The next iteration overwrites what this one staged: every workitem must be done reading.
-    if (std::any_of(body.begin(), body.end(), [&](Id b) {
-            return graph_.control.node(b).kind == OperationKind::StoreShared;
-        })) {
-        b_.op("s_barrier", {}, {});
-        flush();
-    }
-    for (Id step : graph_.successors(op, ControlEdgeKind::ForLoopIncrement))
-        operation(step);
-    drain();
-    b_.op("s_branch", {}, {gcn::Value::label(top)});
-    b_.add(gcn::Instruction::label(done));
-    flush();
-    --loopDepth_;
-}
-
 // The 32-bit LDS byte address of element `index` of `shared`: an address already in a VGPR
 // plus a constant offset where one is a constant number of elements away.
 std::pair<gcn::Value, int> AmdgcnKernelWriter::ldsAddress(Id shared, ExprPtr const& index,
-                                                          LdsBases& bases) {
+                                                          SharedBases& bases) {
     int const bytes = sizeInBytes(graph_.coordinates.node(shared).dtype.value_or(DataType::F32));
     for (auto const& [base, reg] : bases)
         if (auto d = IndexFacts::difference(index, base))
@@ -205,7 +166,7 @@ std::pair<gcn::Value, int> AmdgcnKernelWriter::ldsAddress(Id shared, ExprPtr con
 // their computing form (16-bit floats in f32); consecutive, aligned elements in one ds_read.
 std::vector<gcn::Value> AmdgcnKernelWriter::readShared(Id shared,
                                                        std::vector<std::map<Id, ExprPtr>> const& at,
-                                                       LdsBases& bases) {
+                                                       SharedBases& bases) {
     DataType const stored = graph_.coordinates.node(shared).dtype.value_or(DataType::F32);
     int const bytes = sizeInBytes(stored);
     std::vector<ExprPtr> offsets;
@@ -273,7 +234,7 @@ void AmdgcnKernelWriter::storeShared(Id op) {
     ExprPtr const first = simplify(linearWorkitem(shape_) * literal(width));
     std::vector<Id> targets = flattenAxes(graph_, source);
     targets.push_back(source);
-    LdsBases bases;
+    SharedBases bases;
     for (std::int64_t base = 0; base < count; base += step) {
         ExprPtr const element0 = simplify(first + literal(base));
         std::vector<ExprPtr> tail; // the last round may leave workitems without elements
@@ -286,7 +247,7 @@ void AmdgcnKernelWriter::storeShared(Id op) {
             locals.push_back(facts_.reduce(simplify((element0 / literal(below)) % literal(size))));
         }
         // The run, as a value this workitem holds: loaded with vector accesses and masks.
-        GcnHeld run;
+        Held run;
         run.type = stored;
         std::vector<ExprPtr> places;
         for (std::int64_t v = 0; v < width; ++v) {
@@ -335,92 +296,36 @@ void AmdgcnKernelWriter::storeShared(Id op) {
     }
 }
 
-void AmdgcnKernelWriter::loadShared(Id op) {
-    Id const dest = graph_.mapping.get(op, role::dest);
-    if (inRegisters(dest))
-        throw UserError(fmt::format("LoadShared into registers (value#{}) is not written yet; "
-                                    "only a workgroup's view of a staged tile is",
-                                    dest));
-    views_[dest] = op; // read from LDS where it is used
+void AmdgcnKernelWriter::clearAccumulators(Held& acc) {
+    for (std::size_t e = 0; e < acc.registers.size(); ++e)
+        setHeld(acc, e, gcn::Value::literal(0, DataType::F32));
 }
 
-Id AmdgcnKernelWriter::accumulator(Id op, Id next) {
-    Id const sum = fusableAccumulator(graph_, op, next);
-    if (!sum)
-        return 0;
-    Id const product = graph_.mapping.get(op, role::dest);
-    auto const it = held_.find(sum);
-    if (it == held_.end() || !inRegisters(product))
-        return 0;
-    auto const mine = heldElements(graph_, facts_, known(), product);
-    auto const& theirs = it->second.elements;
-    if (mine.size() != theirs.size())
-        return 0;
-    for (std::size_t c = 0; c < mine.size(); ++c)
-        if (!equal(mine[c].at(product), theirs[c].at(sum)))
-            return 0;
-    return sum;
-}
-
-void AmdgcnKernelWriter::multiply(Id op, Operation const& o, Id into) {
-    Id const dest = graph_.mapping.get(op, role::dest);
-    if (!inRegisters(dest))
-        throw UserError(fmt::format("the Multiply's dest #{} is not split over workitems (add "
-                                    "register tiles: gemm-thread-tiles)",
-                                    dest));
-    for (Id operand : {graph_.mapping.get(op, role::lhs), graph_.mapping.get(op, role::rhs)})
-        if (!views_.contains(operand))
-            throw UserError(fmt::format(
-                "the Multiply reads value#{}, which is not a workgroup's tile", operand));
-    Contraction const c = contractionOf(graph_, op, o);
-    GcnHeld& acc = into ? held_.at(into) : hold(dest);
-    currentId_ = into ? into : dest;
-    if (!isFloat(acc.type) || acc.type == DataType::F64)
-        throw UserError(fmt::format("a Multiply into {} is not written yet", name(acc.type)));
-    if (!into)
-        for (std::size_t e = 0; e < acc.registers.size(); ++e)
-            setHeld(acc, e, gcn::Value::literal(0, DataType::F32));
+bool AmdgcnKernelWriter::multiplyOnMatrixUnits(Contraction const& c, Held& acc) {
     flush();
-    if (auto const plan = mfmaPlan(c, currentId_, acc))
-        return multiplyOnMatrixCores(*plan, c);
-    Distinct const rows = distinctAlong(acc.elements, c.destRow),
-                   cols = distinctAlong(acc.elements, c.destCol);
+    auto const plan = mfmaPlan(c, currentId_, acc);
+    if (plan)
+        multiplyOnMatrixCores(*plan, c);
+    return plan.has_value();
+}
 
-    LdsBases bases;
-    // Operand elements at K index p: from LDS, or from the tensor (masked) when the tile was
-    // not staged.
-    auto read = [&](Id operand, Id along, Id kAxis, std::vector<ExprPtr> const& where,
-                    std::int64_t p) {
-        std::vector<std::map<Id, ExprPtr>> at;
-        for (auto const& w : where) {
-            auto k = known();
-            k[along] = w;
-            k[kAxis] = literal(p);
-            at.push_back(std::move(k));
-        }
-        Id const view = views_.at(operand);
-        if (graph_.control.node(view).kind == OperationKind::LoadShared)
-            return readShared(graph_.mapping.get(view, role::source), at, bases);
-        DataType const type = graph_.coordinates.node(operand).dtype.value_or(DataType::F32);
-        std::vector<gcn::Value> out;
-        for (auto const& k : at) {
-            gcn::ExpressionGenerator gen(b_, leaves());
-            out.push_back(
-                b_.toVector(gen.convert(readInPlace(view, operand, k, {}), type, DataType::F32),
-                            DataType::F32));
-        }
-        return out;
-    };
-    for (std::int64_t p = 0; p < c.inner; ++p) {
-        auto const a = read(c.lhs, c.rowAxis, c.lhsK, rows.values, p);
-        auto const b = read(c.rhs, c.colAxis, c.rhsK, cols.values, p);
-        for (std::size_t e = 0; e < acc.registers.size(); ++e)
-            b_.op("v_fma_f32", {acc.registers[e]},
-                  {a[rows.which[e]].as(DataType::F32), b[cols.which[e]].as(DataType::F32),
-                   acc.registers[e]});
-        flush(); // the operands of this K index are done
-        memo_.clear();
+std::vector<gcn::Value>
+AmdgcnKernelWriter::readOperand(Id view, Id operand, std::vector<std::map<Id, ExprPtr>> const& at,
+                                SharedBases& bases) {
+    if (graph_.control.node(view).kind == OperationKind::LoadShared)
+        return readShared(graph_.mapping.get(view, role::source), at, bases);
+    DataType const type = graph_.coordinates.node(operand).dtype.value_or(DataType::F32);
+    std::vector<gcn::Value> out;
+    for (auto const& k : at) {
+        gcn::ExpressionGenerator gen(b_, leaves());
+        out.push_back(b_.toVector(
+            gen.convert(readInPlace(view, operand, k, {}), type, DataType::F32), DataType::F32));
     }
+    return out;
+}
+
+void AmdgcnKernelWriter::fma(gcn::Value const& acc, gcn::Value const& a, gcn::Value const& b) {
+    b_.op("v_fma_f32", {acc}, {a.as(DataType::F32), b.as(DataType::F32), acc});
 }
 
 } // namespace kiln::lowering::detail

@@ -1,324 +1,222 @@
-// The PTX code generator: walks the control graph of a lowered KernelGraph and writes one
-// kernel. See Codegen.h for what it does; the comments below say how.
+// The PTX code generator: the kernel frame, control flow, element-wise and reduction
+// operations, and emitKernel. The walk itself is KernelWalker.h's; see Codegen.h for what the
+// kernel does.
 #include "PtxCodegen.h"
 
 namespace kiln::lowering {
 
 namespace detail {
 
-void PtxCodegen::load(Id op) {
-    Id const memory = graph_.mapping.get(op, role::source),
-             dest = graph_.mapping.get(op, role::dest);
-    if (graph_.coordinates.node(memory).kind != DimensionKind::User)
-        throw UserError("a load from a dimension that is not a tensor is not written yet");
-    if (!holdable(dest) || streamed(op, dest)) {
-        views_[dest] = op; // read in place, element by element, where it is used
-        return;
-    }
-    move(hold(dest), memory, /*isLoad=*/true);
+PtxCodegen::PtxCodegen(KernelGraph const& graph, CodegenOptions const& options,
+                       std::set<Id> swizzled)
+    : KernelWalker(graph, options, "")
+    , swizzled_(std::move(swizzled))
+    , writer_(graph, facts_)
+    , arch_(arch::ArchLibrary::get(options.target)) {}
+
+EmittedKernel PtxCodegen::run() {
+    EmittedKernel kernel;
+    describeInterface(graph_, options_, shape_, kernel);
+    prologue(kernel);
+    list(graph_.sequence(graph_.kernel(), ControlEdgeKind::Body));
+    kernel.sharedBytes = sharedBytes_; // a pipelined loop keeps several copies
+    kernel.assumptions = assumptions_;
+    writer_.instruction("ret");
+    kernel.code = text(kernel);
+    return kernel;
 }
 
-// A large tile that only element-wise Assigns read (a GEMM epilogue's C) is read in place, each
-// element as the Assign computes the element that needs it: held whole, it would be live next
-// to the accumulators, 128 registers of each, and spill.
-bool PtxCodegen::streamed(Id op, Id dest) const {
-    if (elements(dest).size() <= 64)
-        return false;
-    for (Id reader : graph_.control.nodes()) {
-        auto const kind = graph_.control.node(reader).kind;
-        if (reader == op || kind == OperationKind::Kernel || kind == OperationKind::ForLoop ||
-            kind == OperationKind::If)
+std::set<Id> const& PtxCodegen::findWarpgroupTiles() {
+    discovering_ = true;
+    run();
+    return warpgroupTiles_;
+}
+
+void PtxCodegen::prologue(EmittedKernel const& kernel) {
+    for (auto const& p : kernel.parameters) {
+        auto const* arg = graph_.findArgument(p.name);
+        KILN_ASSERT(arg, "parameter {} has no argument", p.name);
+        if (p.pointer) {
+            std::string const raw = writer_.newRegister(PtxType::S64),
+                              global = writer_.newRegister(PtxType::S64);
+            writer_.instruction(fmt::format("ld.param.u64 {}, [{}]", raw, paramName(p.name)));
+            writer_.instruction(fmt::format("cvta.to.global.u64 {}, {}", global, raw));
+            pointers_[p.name] = global;
             continue;
-        if (readsValue(graph_, reader, dest) && kind != OperationKind::Assign)
-            return false;
-    }
-    return true;
-}
-
-void PtxCodegen::store(Id op) {
-    Id const source = graph_.mapping.get(op, role::source),
-             memory = graph_.mapping.get(op, role::dest);
-    if (graph_.coordinates.node(memory).kind != DimensionKind::User)
-        throw UserError("a store to a dimension that is not a tensor is not written yet");
-    auto it = held_.find(source);
-    if (it == held_.end())
-        throw UserError(fmt::format("value#{} is stored but not held in registers (is it "
-                                    "distributed over the grid?)",
-                                    source));
-    move(it->second, memory, /*isLoad=*/false);
-}
-
-// Loads or stores every element of a held value, in vector accesses where consecutive
-// elements are consecutive in memory and aligned, each guarded by its elements' conditions.
-void PtxCodegen::move(Held& held, Id memory, bool isLoad) {
-    Id const value = [&] {
-        for (auto const& [d, h] : held_)
-            if (&h == &held)
-                return d;
-        return Id{0};
-    }();
-    DataType const stored = tensorType(memory);
-    int const bytes = sizeInBytes(stored);
-    std::size_t const count = held.elements.size();
-    std::vector<ExprPtr> offsets(count);
-    std::vector<std::vector<ExprPtr>> conditions(count);
-    auto const valueAxes = axes(value);
-    for (std::size_t c = 0; c < count; ++c) {
-        auto k = known();
-        for (Id a : valueAxes)
-            k[a] = held.elements[c].at.at(a);
-        auto const solution = solveIndices(graph_, k, {memory}, facts_);
-        offsets[c] = solution.at(memory);
-        conditions[c] = held.elements[c].at.conditions;
-        for (auto const& extra : solution.conditions)
-            if (std::none_of(conditions[c].begin(), conditions[c].end(),
-                             [&](ExprPtr const& e) { return equal(e, extra); }))
-                conditions[c].push_back(extra);
-        // A flattened index inside its tensor when its axes are: no check of its own.
-        for (std::size_t i = conditions[c].size(); i-- > 0;) {
-            std::vector<ExprPtr> others = conditions[c];
-            others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
-            if (facts_.impliedBy(conditions[c][i], others))
-                conditions[c] = std::move(others);
         }
-    }
-    // Vector accesses where elements are consecutive in memory; alignment that the facts do
-    // not prove is checked when the kernel runs.
-    std::vector<ExprPtr> fast;
-    auto consecutive = [&](std::size_t start, std::size_t width) {
-        if (start % width != 0 || start + width > count)
-            return false;
-        for (std::size_t k = 1; k < width; ++k) {
-            auto d = IndexFacts::difference(offsets[start + k], offsets[start]);
-            if (!d || *d != static_cast<std::int64_t>(k))
-                return false;
-        }
-        return true;
-    };
-    std::vector<std::pair<std::size_t, std::size_t>> accesses; // start, width
-    std::size_t const widest = static_cast<std::size_t>(16 / bytes);
-    for (std::size_t start = 0; start < count;) {
-        std::size_t width = 1;
-        for (std::size_t w = widest; w > 1; w /= 2)
-            if (w * static_cast<std::size_t>(bytes) >= 4 && consecutive(start, w)) {
-                width = w;
-                break;
-            }
-        if (width > 1)
-            for (auto const& c :
-                 facts_.alignedWhen(offsets[start], static_cast<std::int64_t>(width)))
-                fast.push_back(c);
-        accesses.emplace_back(start, width);
-        start += width;
-    }
-    PtxBindings const b = bindings();
-    std::vector<std::string> addresses(count);
-    auto address = [&](std::size_t c) -> std::string const& {
-        if (addresses[c].empty())
-            addresses[c] = globalAddress(memory, offsets[c], stored);
-        return addresses[c];
-    };
-    auto scalar = [&](std::size_t c, std::string const& guard) {
-        std::string const& reg = held.registers[c];
-        if (isLoad) {
-            std::string const v = loadScalar(address(c), stored, held.type, guard);
-            writer_.instruction(
-                fmt::format("mov{} {}, {}", ptxName(registerType(held.type)), reg, v));
+        DataType const type = arg->dtype;
+        std::string const r = writer_.newRegister(registerType(type));
+        if (type == DataType::F16 || type == DataType::BF16) {
+            std::string const h = writer_.newRegister(PtxType::B16);
+            writer_.instruction(fmt::format("ld.param.b16 {}, [{}]", h, paramName(p.name)));
+            widen(r, h, type);
         } else {
-            std::string const bits = storable(reg, held.type, stored);
-            writer_.instruction(fmt::format("{}st.global{} [{}], {}",
-                                            guard.empty() ? "" : "@" + guard + " ",
-                                            memoryType(stored), address(c), bits));
+            writer_.instruction(
+                fmt::format("ld.param{} {}, [{}]", memoryType(type), r, paramName(p.name)));
         }
+        writer_.bindArgument(p.name, r);
+    }
+    layOutShared();
+    static constexpr char const* axes[] = {"x", "y", "z"};
+    for (int a = 0; a < 3; ++a) {
+        for (bool group : {true, false}) {
+            auto const& d = group ? shape_.workgroups[a] : shape_.workitems[a];
+            if (!d)
+                continue;
+            std::string const r32 = writer_.newRegister(PtxType::B32),
+                              r = writer_.newRegister(PtxType::S64);
+            writer_.instruction(
+                fmt::format("mov.u32 {}, %{}.{}", r32, group ? "ctaid" : "tid", axes[a]));
+            writer_.instruction(fmt::format("cvt.u64.u32 {}, {}", r, r32));
+            indices_[*d] = r;
+            if (auto const& size = graph_.coordinates.node(*d).size;
+                size && literalInt(simplify(size)) == std::int64_t{1})
+                units_.insert(*d);
+        }
+    }
+}
+
+std::string PtxCodegen::text(EmittedKernel const& kernel) const {
+    std::string params;
+    for (auto const& p : kernel.parameters) {
+        auto const* arg = graph_.findArgument(p.name);
+        std::string_view const type = p.pointer ? ".u64"
+                                      : arg->dtype == DataType::F16 || arg->dtype == DataType::BF16
+                                          ? ".b16"
+                                          : memoryType(arg->dtype);
+        params +=
+            fmt::format("{}    .param {} {}", params.empty() ? "" : ",\n", type, paramName(p.name));
+    }
+    // Dynamic shared memory (the launch gives the manifest's shared_bytes): a kernel may
+    // then use more than the 48 KB a static array is limited to.
+    std::string shared;
+    if (sharedBytes_ > 0)
+        shared = fmt::format(".extern .shared .align {} .b8 kiln_shared[];\n\n",
+                             shared_.swizzles.empty() ? 128 : 1024);
+    // MIN_BLOCKS (a schedule parameter): workgroups that must fit on one multiprocessor at
+    // once, which caps the registers ptxas may give each workitem.
+    std::string occupancy;
+    if (auto it = options_.schedule.find("MIN_BLOCKS");
+        it != options_.schedule.end() && it->second > 1)
+        occupancy = fmt::format(".minnctapersm {}\n", it->second);
+    return fmt::format("//\n// Generated by Kiln from KernelGraph \"{}\" for {}.\n//\n"
+                       ".version 8.0\n.target {}\n.address_size 64\n\n{}"
+                       ".visible .entry {}(\n{}\n)\n.maxntid {}, {}, {}\n{}{{\n{}\n{}}}\n",
+                       graph_.name, kernel.target, kernel.target, shared, kernel.entry, params,
+                       kernel.block[0], kernel.block[1], kernel.block[2], occupancy,
+                       writer_.declarations(), writer_.body());
+}
+
+void PtxCodegen::widen(std::string const& r, std::string const& h, DataType type) {
+    if (type == DataType::F16) {
+        writer_.instruction(fmt::format("cvt.f32.f16 {}, {}", r, h));
+        return;
+    }
+    std::string const w = writer_.newRegister(PtxType::B32);
+    writer_.instruction(fmt::format("mov.b32 {}, {{0, {}}}", w, h));
+    writer_.instruction(fmt::format("mov.b32 {}, {}", r, w));
+}
+
+PtxBindings PtxCodegen::bindings(Held const* current, std::size_t element) {
+    PtxBindings b;
+    b.index = [this](Id d) {
+        auto it = indices_.find(d);
+        return it == indices_.end() ? std::string() : it->second;
     };
-    // A tile of many accesses (a tensor-core warp's fragments: pairs scattered over its tile)
-    // guards each access on its own: moved whole where it is inside the tensor and aligned,
-    // element by element, masked, where not. One check for the whole tile would keep every
-    // address live from the check to its access.
-    if (accesses.size() > 16) {
-        for (auto const& [start, width] : accesses) {
-            writer_.pushScope();
-            std::vector<ExprPtr> whole;
-            for (std::size_t c = start; c < start + width; ++c)
-                whole.insert(whole.end(), conditions[c].begin(), conditions[c].end());
-            if (width > 1)
-                for (auto const& c :
-                     facts_.alignedWhen(offsets[start], static_cast<std::int64_t>(width)))
-                    whole.push_back(c);
-            std::string const p = writer_.emitConditions(IndexFacts::strongest(whole), b);
-            if (width == 1) {
-                scalar(start, p);
-            } else {
-                vector(held, start, width, stored, address(start), isLoad, ".global", p);
-                if (!p.empty()) {
-                    std::string const otherwise = writer_.newRegister(PtxType::Pred);
-                    writer_.instruction(fmt::format("not.pred {}, {}", otherwise, p));
-                    for (std::size_t c = start; c < start + width; ++c) {
-                        std::string const q = writer_.newRegister(PtxType::Pred);
-                        std::string const own = writer_.emitConditions(conditions[c], b);
-                        if (own.empty())
-                            writer_.instruction(fmt::format("mov.pred {}, {}", q, otherwise));
-                        else
-                            writer_.instruction(
-                                fmt::format("and.pred {}, {}, {}", q, otherwise, own));
-                        if (!isLoad) {
-                            scalar(c, q);
-                            continue;
-                        }
-                        // Loaded element by element (zero outside the tensor) only where the
-                        // vector load did not run.
-                        std::string const v = loadScalar(address(c), stored, held.type, q);
-                        writer_.instruction(fmt::format("@{} mov{} {}, {}", otherwise,
-                                                        ptxName(registerType(held.type)),
-                                                        held.registers[c], v));
-                    }
-                }
-            }
-            writer_.popScope();
-        }
-        return;
-    }
-    // Otherwise one check for the whole register tile: inside the tensor and aligned, every
-    // access is unguarded; otherwise (a tile on the tensor's edge) each element is moved on its
-    // own, masked.
-    for (auto const& c : conditions)
-        fast.insert(fast.end(), c.begin(), c.end());
-    fast = IndexFacts::strongest(fast);
-    // Each path computes its own addresses, in its own scope: neither runs the other's code.
-    std::string const slow = writer_.newLabel("masked"), done = writer_.newLabel("moved");
-    if (!fast.empty())
-        writer_.instruction(fmt::format("@!{} bra {}", writer_.emitConditions(fast, b), slow));
+    b.dataValue = [this, current, element](Id d, DataType) { return valueAt(d, current, element); };
+    return b;
+}
+
+void PtxCodegen::branch(Id op, Operation const& o) {
+    std::string const otherwise = writer_.newLabel("else"), done = writer_.newLabel("endif");
+    std::string const p = writer_.emit(o.expression, DataType::Bool, bindings());
+    writer_.instruction(fmt::format("@!{} bra {}", p, otherwise));
     writer_.pushScope();
-    for (auto const& [start, width] : accesses) {
-        if (width == 1)
-            scalar(start, "");
-        else
-            vector(held, start, width, stored, address(start), isLoad);
-    }
+    list(graph_.sequence(op, ControlEdgeKind::Body));
     writer_.popScope();
-    if (fast.empty())
-        return;
     writer_.instruction(fmt::format("bra.uni {}", done));
-    writer_.label(slow);
+    writer_.label(otherwise);
     writer_.pushScope();
-    std::fill(addresses.begin(), addresses.end(), std::string());
-    for (std::size_t c = 0; c < count; ++c)
-        scalar(c, writer_.emitConditions(conditions[c], b));
+    list(graph_.sequence(op, ControlEdgeKind::Else));
     writer_.popScope();
     writer_.label(done);
 }
 
-// One vector access of `width` consecutive elements: 32-bit words (two 16-bit values each)
-// or whole elements of 4 or 8 bytes.
-void PtxCodegen::vector(Held& held, std::size_t start, std::size_t width, DataType stored,
-                        std::string const& address, bool isLoad, std::string_view space,
-                        std::string const& guard) {
-    int const bytes = sizeInBytes(stored);
-    bool const half = isHalf(stored);
-    std::size_t const lanes = half ? width / 2 : width;
-    PtxType const laneType = half ? PtxType::B32 : registerType(stored);
-    std::string_view const laneName = half ? ".b32" : memoryType(stored);
-    std::vector<std::string> words;
-    for (std::size_t k = 0; k < lanes; ++k)
-        words.push_back(writer_.newRegister(laneType));
-    std::string list;
-    for (auto const& w : words)
-        list += (list.empty() ? "" : ", ") + w;
-    if (lanes > 1)
-        list = "{" + list + "}";
-    // One 32-bit word (two 16-bit values) is a plain access; more are a vector.
-    std::string const op =
-        fmt::format("{}{}{}{}", isLoad ? "ld" : "st", space,
-                    lanes > 1 ? fmt::format(".v{}", lanes) : std::string(), laneName);
-    (void)bytes;
-    if (isLoad) {
-        writer_.instruction(fmt::format("{}{} {}, [{}]", guard.empty() ? "" : "@" + guard + " ", op,
-                                        list, address));
-        for (std::size_t k = 0; k < width; ++k) {
-            std::string value;
-            if (half) {
-                if (k % 2 == 0) {
-                    halves_[0] = writer_.newRegister(PtxType::B16);
-                    halves_[1] = writer_.newRegister(PtxType::B16);
-                    writer_.instruction(fmt::format("mov.b32 {{{}, {}}}, {}", halves_[0],
-                                                    halves_[1], words[k / 2]));
-                }
-                value = writer_.newRegister(PtxType::F32);
-                widen(value, halves_[k % 2], stored);
-            } else {
-                value = words[k];
-            }
-            writer_.instruction(fmt::format("mov{} {}, {}", ptxName(registerType(held.type)),
-                                            held.registers[start + k],
-                                            writer_.convert(value, stored, held.type)));
-        }
-        return;
-    }
-    for (std::size_t k = 0; k < width; ++k) {
-        std::string const bits = storable(held.registers[start + k], held.type, stored);
-        if (half) {
-            halves_[k % 2] = bits;
-            if (k % 2 == 1)
-                writer_.instruction(
-                    fmt::format("mov.b32 {}, {{{}, {}}}", words[k / 2], halves_[0], halves_[1]));
-        } else {
-            writer_.instruction(fmt::format("mov{} {}, {}", ptxName(laneType), words[k], bits));
-        }
-    }
-    writer_.instruction(
-        fmt::format("{}{} [{}], {}", guard.empty() ? "" : "@" + guard + " ", op, address, list));
+LoopLabels PtxCodegen::beginLoop(ExprPtr const& condition) {
+    LoopLabels const labels{writer_.newLabel("loop"), writer_.newLabel("done")};
+    writer_.label(labels.top);
+    writer_.pushScope();
+    std::string const p = writer_.emit(condition, DataType::Bool, bindings());
+    writer_.instruction(fmt::format("@!{} bra {}", p, labels.done));
+    return labels;
 }
 
-void PtxCodegen::assign(Id op, Operation const& o) {
-    Id const dest = graph_.mapping.get(op, role::dest);
-    auto const& dim = graph_.coordinates.node(dest);
-    if (!holdsData(dim.kind)) { // a loop counter or another index
-        auto it = indices_.find(dest);
-        if (it == indices_.end())
-            it = indices_.emplace(dest, writer_.newRegister(PtxType::S64)).first;
-        std::string const v = writer_.emitIndex(o.expression, bindings());
-        writer_.instruction(fmt::format("mov.s64 {}, {}", it->second, v));
-        return;
-    }
-    if (!holdable(dest))
-        throw UserError(fmt::format("#{} is not distributed over the grid with constant-size "
-                                    "local indices, so no workitem can hold it",
-                                    dest));
-    Held& h = hold(dest);
-    currentId_ = dest;
-    for (std::size_t c = 0; c < h.elements.size(); ++c) {
-        writer_.pushScope();
-        std::string const v = writer_.emit(o.expression, h.type, bindings(&h, c));
+void PtxCodegen::endLoop(LoopLabels const& labels) {
+    writer_.popScope();
+    writer_.instruction(fmt::format("bra.uni {}", labels.top));
+    writer_.label(labels.done);
+}
+
+std::string PtxCodegen::beginUnrolled() {
+    return writer_.newLabel("unrolled");
+}
+
+// The counter is a constant in each copy (its register holds it too): addresses fold it.
+void PtxCodegen::beginCopy(Id counter, std::int64_t value, ExprPtr const& condition,
+                           std::string const& done) {
+    writer_.pushScope();
+    writer_.instruction(fmt::format("mov.s64 {}, {}", indices_.at(counter), value));
+    if (!literalInt(condition))
         writer_.instruction(
-            fmt::format("mov{} {}, {}", ptxName(registerType(h.type)), h.registers[c], v));
-        writer_.popScope();
-    }
+            fmt::format("@!{} bra {}", writer_.emit(condition, DataType::Bool, bindings()), done));
+    shifted_[counter] = literal(value);
 }
 
-// Each element of the dest combines one row of the source (its last axis), read in place.
-void PtxCodegen::reduce(Id op, Operation const& o) {
-    Id const source = graph_.mapping.get(op, role::source),
-             dest = graph_.mapping.get(op, role::dest);
-    auto view = views_.find(source);
-    if (view == views_.end())
-        throw UserError(
-            fmt::format("Reduce reads value#{}, which is not a tensor read in place", source));
-    if (!holdable(dest))
-        throw UserError(
-            fmt::format("the Reduce's dest #{} is not distributed over the grid", dest));
+void PtxCodegen::endCopy(Id counter) {
+    shifted_.erase(counter);
+    writer_.popScope();
+}
+
+void PtxCodegen::endUnrolled(std::string const& done) {
+    writer_.label(done);
+}
+
+void PtxCodegen::allocate(Id, Held& held) {
+    for (std::size_t c = 0; c < held.elements.size(); ++c)
+        held.registers.push_back(writer_.newRegister(registerType(held.type)));
+}
+
+void PtxCodegen::fenceForWarpgroups() {
+    if (!shared_.swizzles.empty())
+        writer_.instruction("fence.proxy.async.shared::cta");
+}
+
+void PtxCodegen::assignIndex(Id dest, ExprPtr const& e) {
+    auto it = indices_.find(dest);
+    if (it == indices_.end())
+        it = indices_.emplace(dest, writer_.newRegister(PtxType::S64)).first;
+    std::string const v = writer_.emitIndex(e, bindings());
+    writer_.instruction(fmt::format("mov.s64 {}, {}", it->second, v));
+}
+
+void PtxCodegen::assignElement(Held& held, std::size_t c, ExprPtr const& e) {
+    writer_.pushScope();
+    std::string const v = writer_.emit(e, held.type, bindings(&held, c));
+    writer_.instruction(
+        fmt::format("mov{} {}, {}", ptxName(registerType(held.type)), held.registers[c], v));
+    writer_.popScope();
+}
+
+// Each element's row is a loop over the source's last axis, reading it in place.
+void PtxCodegen::reduceRows(Operation const& o, Held& held, Id source, Id view,
+                            std::vector<Id> const& sourceAxes, std::vector<Id> const& destAxes) {
     auto const& shape = graph_.coordinates.node(source).shape;
-    auto const sourceAxes = axes(source), destAxes = axes(dest);
-    if (shape.empty() || sourceAxes.size() != destAxes.size() + 1)
-        throw UserError(
-            fmt::format("Reduce from #{} to #{}: the source needs one axis more", source, dest));
-    Held& h = hold(dest);
-    currentId_ = dest;
     // Floating-point rows accumulate in f64: a long f32 sum drifts from the exact one by more
     // than f32's tolerance, and the loop is bound by memory, not by the adds.
-    DataType const accType = isFloat(h.type) ? DataType::F64 : h.type;
+    DataType const accType = isFloat(held.type) ? DataType::F64 : held.type;
     PtxType const acc = registerType(accType);
     Id const along = sourceAxes.back();
-    for (std::size_t c = 0; c < h.elements.size(); ++c) {
+    for (std::size_t c = 0; c < held.elements.size(); ++c) {
         writer_.pushScope();
         std::string const sum = writer_.newRegister(acc), p = writer_.newRegister(PtxType::S64);
         bool const floating = acc == PtxType::F64;
@@ -338,9 +236,9 @@ void PtxCodegen::reduce(Id op, Operation const& o) {
         indices_[along] = p;
         auto k = known();
         for (std::size_t a = 0; a < destAxes.size(); ++a)
-            k[sourceAxes[a]] = h.elements[c].at.at(destAxes[a]);
+            k[sourceAxes[a]] = held.elements[c].at(destAxes[a]);
         std::string const v =
-            writer_.convert(readInPlace(view->second, source, k, h.elements[c].at.conditions),
+            writer_.convert(readInPlace(view, source, k, held.elements[c].conditions),
                             graph_.coordinates.node(source).dtype.value_or(accType), accType);
         indices_.erase(along);
         writer_.instruction(fmt::format("{}{} {}, {}, {}",
@@ -352,8 +250,9 @@ void PtxCodegen::reduce(Id op, Operation const& o) {
         writer_.instruction(fmt::format("add.s64 {}, {}, 1", p, p));
         writer_.instruction(fmt::format("bra.uni {}", top));
         writer_.label(done);
-        writer_.instruction(fmt::format("mov{} {}, {}", ptxName(registerType(h.type)),
-                                        h.registers[c], writer_.convert(sum, accType, h.type)));
+        writer_.instruction(fmt::format("mov{} {}, {}", ptxName(registerType(held.type)),
+                                        held.registers[c],
+                                        writer_.convert(sum, accType, held.type)));
         writer_.popScope();
     }
 }

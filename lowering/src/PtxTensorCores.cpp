@@ -49,7 +49,7 @@ std::optional<MmaPlan> PtxCodegen::tensorCorePlan(Contraction const& c, Held con
     auto place = [&](std::size_t e, std::int64_t row, std::int64_t pair) -> Place {
         env.indices[y] = row;
         env.indices[x] = pair;
-        auto const& at = acc.elements[e].at;
+        auto const& at = acc.elements[e];
         return {evaluateInt(*at.at(c.destRow), env), evaluateInt(*at.at(c.destCol), env)};
     };
     std::map<Place, std::size_t> at;
@@ -77,10 +77,10 @@ std::optional<MmaPlan> PtxCodegen::tensorCorePlan(Contraction const& c, Held con
     std::map<Id, ExprPtr> const lane0{{x, literal(0)}, {y, literal(0)}};
     for (std::size_t e : grouped->rows)
         plan.rowBases.push_back(
-            facts_.reduce(simplify(substitute(acc.elements[e].at.at(c.destRow), lane0))));
+            facts_.reduce(simplify(substitute(acc.elements[e].at(c.destRow), lane0))));
     for (std::size_t e : grouped->cols)
         plan.colBases.push_back(
-            facts_.reduce(simplify(substitute(acc.elements[e].at.at(c.destCol), lane0))));
+            facts_.reduce(simplify(substitute(acc.elements[e].at(c.destCol), lane0))));
 
     // Which way each staged tile is contiguous.
     auto stride = [&](Id shared, Id along, Id kAxis, ExprPtr const& where, bool alongK) {

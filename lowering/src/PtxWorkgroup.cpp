@@ -470,99 +470,46 @@ void PtxCodegen::barrier() {
     writer_.instruction("bar.sync 0");
 }
 
-void PtxCodegen::loadShared(Id op) {
-    Id const dest = graph_.mapping.get(op, role::dest);
-    if (holdable(dest))
-        throw UserError(fmt::format("LoadShared into registers (value#{}) is not written yet; "
-                                    "only a workgroup's view of a staged tile is",
-                                    dest));
-    views_[dest] = op; // read from shared memory where it is used
+void PtxCodegen::clearAccumulators(Held& acc) {
+    for (auto const& r : acc.registers)
+        writer_.instruction(fmt::format("mov.f32 {}, 0f00000000", r));
 }
 
-// The accumulator a Multiply fuses into (OperationOrder.h), when it is held with the layout
-// the product would have; else 0.
-Id PtxCodegen::accumulator(Id op, Id next) {
-    Id const sum = fusableAccumulator(graph_, op, next);
-    if (!sum)
-        return 0;
-    Id const product = graph_.mapping.get(op, role::dest);
-    auto const it = held_.find(sum);
-    if (it == held_.end() || !holdable(product))
-        return 0;
-    auto const mine = elements(product);
-    auto const& theirs = it->second.elements;
-    if (mine.size() != theirs.size())
-        return 0;
-    for (std::size_t c = 0; c < mine.size(); ++c)
-        if (!equal(mine[c].at.at(product), theirs[c].at.at(sum)))
-            return 0;
-    return sum;
-}
-
-void PtxCodegen::multiply(Id op, Operation const& o, Id into) {
-    Id const dest = graph_.mapping.get(op, role::dest);
-    if (!holdable(dest))
-        throw UserError(fmt::format("the Multiply's dest #{} is not split over workitems (add "
-                                    "register tiles: gemm-thread-tiles)",
-                                    dest));
-    for (Id operand : {graph_.mapping.get(op, role::lhs), graph_.mapping.get(op, role::rhs)})
-        if (!views_.contains(operand))
-            throw UserError(fmt::format(
-                "the Multiply reads value#{}, which is not a workgroup's tile", operand));
-    Contraction const c = contractionOf(graph_, op, o);
-    Held& acc = into ? held_.at(into) : hold(dest);
-    currentId_ = into ? into : dest;
-    if (!isFloat(acc.type) || acc.type == DataType::F64)
-        throw UserError(fmt::format("a Multiply into {} is not written yet", name(acc.type)));
-    if (!into)
-        for (auto const& r : acc.registers)
-            writer_.instruction(fmt::format("mov.f32 {}, 0f00000000", r));
+// On warpgroups where the tiles wgmma reads are swizzled, else on the tensor cores, where the
+// accumulators are mma.sync's fragments. A run that only plans (findWarpgroupTiles) writes no
+// multiply at all.
+bool PtxCodegen::multiplyOnMatrixUnits(Contraction const& c, Held& acc) {
     if (auto const plan = tensorCorePlan(c, acc)) {
         if (auto const wg = warpgroupPlan(*plan, c, acc)) {
             warpgroupTiles_.insert(wg->tiles.begin(), wg->tiles.end());
             if (discovering_)
-                return;
+                return true;
             if (std::includes(swizzled_.begin(), swizzled_.end(), wg->tiles.begin(),
-                              wg->tiles.end()))
-                return multiplyOnWarpgroups(*wg, *plan, c, acc);
+                              wg->tiles.end())) {
+                multiplyOnWarpgroups(*wg, *plan, c, acc);
+                return true;
+            }
         }
-        return discovering_ ? void() : multiplyOnTensorCores(*plan, c, acc);
+        if (!discovering_)
+            multiplyOnTensorCores(*plan, c, acc);
+        return true;
     }
-    if (discovering_)
-        return;
-    std::vector<IndexSolution> solutions;
-    for (auto const& e : acc.elements)
-        solutions.push_back(e.at);
-    Distinct const rows = distinctAlong(solutions, c.destRow),
-                   cols = distinctAlong(solutions, c.destCol);
+    return discovering_;
+}
 
-    SharedBases bases;
-    // Operand elements at K index p: from shared memory, or from the tensor (masked) when the
-    // tile was not staged.
-    auto read = [&](Id operand, Id along, Id kAxis, std::vector<ExprPtr> const& where,
-                    std::int64_t p) {
-        std::vector<std::map<Id, ExprPtr>> at;
-        for (auto const& w : where) {
-            auto k = known();
-            k[along] = w;
-            k[kAxis] = literal(p);
-            at.push_back(std::move(k));
-        }
-        Id const view = views_.at(operand);
-        if (graph_.control.node(view).kind == OperationKind::LoadShared)
-            return readShared(graph_.mapping.get(view, role::source), at, DataType::F32, bases);
-        std::vector<std::string> out;
-        for (auto const& k : at)
-            out.push_back(readInPlace(view, operand, k, {}));
-        return out;
-    };
-    for (std::int64_t p = 0; p < c.inner; ++p) {
-        auto const a = read(c.lhs, c.rowAxis, c.lhsK, rows.values, p);
-        auto const b = read(c.rhs, c.colAxis, c.rhsK, cols.values, p);
-        for (std::size_t e = 0; e < acc.registers.size(); ++e)
-            writer_.instruction(fmt::format("fma.rn.f32 {0}, {1}, {2}, {0}", acc.registers[e],
-                                            a[rows.which[e]], b[cols.which[e]]));
-    }
+std::vector<std::string> PtxCodegen::readOperand(Id view, Id operand,
+                                                 std::vector<std::map<Id, ExprPtr>> const& at,
+                                                 SharedBases& bases) {
+    if (graph_.control.node(view).kind == OperationKind::LoadShared)
+        return readShared(graph_.mapping.get(view, role::source), at, DataType::F32, bases);
+    std::vector<std::string> out;
+    for (auto const& k : at)
+        out.push_back(readInPlace(view, operand, k, {}));
+    return out;
+}
+
+void PtxCodegen::fma(std::string const& acc, std::string const& a, std::string const& b) {
+    writer_.instruction(fmt::format("fma.rn.f32 {0}, {1}, {2}, {0}", acc, a, b));
 }
 
 } // namespace kiln::lowering::detail

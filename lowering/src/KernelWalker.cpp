@@ -1,0 +1,370 @@
+// The walk every code generator shares: see KernelWalker.h. The target writes the instructions
+// through the emitter interface; everything here decides what to write and in which order.
+#include "KernelWalker.h"
+
+#include "OperationOrder.h"
+#include "kiln/amdgcn/Register.h"
+#include "kiln/graph/Distribution.h"
+#include "kiln/graph/Simplify.h"
+#include "kiln/graph/UnrolledLoop.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace kiln::lowering::detail {
+
+template <class Register>
+KernelWalker<Register>::KernelWalker(KernelGraph const& graph, CodegenOptions const& options,
+                                     std::string_view notWritten)
+    : graph_(graph)
+    , options_(options)
+    , facts_(graph)
+    , shape_(launchShape(graph))
+    , notWritten_(notWritten) {}
+
+template <class Register>
+void KernelWalker<Register>::list(std::vector<Id> const& sequence) {
+    auto const ops = sinkLoads(graph_, sequence, [this](Id d) { return holdable(d); });
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        // A product that is added to an accumulator right away goes straight into it: the
+        // adds fuse into the fmas, and the product needs no registers of its own.
+        if (i + 1 < ops.size()) {
+            if (Id const into = accumulator(ops[i], ops[i + 1])) {
+                multiply(ops[i], graph_.control.node(ops[i]), into);
+                ++i;
+                continue;
+            }
+        }
+        operation(ops[i]);
+    }
+}
+
+template <class Register>
+void KernelWalker<Register>::operation(Id op) {
+    auto const& o = graph_.control.node(op);
+    try {
+        switch (o.kind) {
+        case OperationKind::Kernel:
+        case OperationKind::Nop:
+            return;
+        case OperationKind::Barrier:
+            return barrier();
+        case OperationKind::ForLoop:
+            return loop(op, o);
+        case OperationKind::If:
+            return branch(op, o);
+        case OperationKind::LoadLinear:
+        case OperationKind::LoadTiled:
+            load(op);
+            break;
+        case OperationKind::StoreLinear:
+        case OperationKind::StoreTiled:
+            if (planningOnly())
+                return;
+            store(op);
+            break;
+        case OperationKind::Assign:
+            assign(op, o);
+            break;
+        case OperationKind::Reduce:
+            reduce(op, o);
+            break;
+        case OperationKind::StoreShared:
+            if (planningOnly())
+                return;
+            storeShared(op);
+            break;
+        case OperationKind::LoadShared:
+            loadShared(op);
+            break;
+        case OperationKind::Multiply:
+            multiply(op, o);
+            break;
+        default:
+            throw UserError(fmt::format("{}code generation for {} is not written yet", notWritten_,
+                                        name(o.kind)));
+        }
+        settle();
+    } catch (UserError const& e) {
+        if (std::string_view(e.what()).find("operation #") != std::string_view::npos)
+            throw;
+        throw UserError(fmt::format("operation #{} ({}): {}", op, name(o.kind), e.message()));
+    }
+}
+
+namespace {
+
+// Whether a body stages shared memory: the next iteration (or copy) overwrites what this one
+// staged, so every workitem must be done reading it first.
+bool storesShared(KernelGraph const& graph, std::vector<Id> const& body) {
+    return std::any_of(body.begin(), body.end(), [&](Id b) {
+        return graph.control.node(b).kind == OperationKind::StoreShared;
+    });
+}
+
+} // namespace
+
+template <class Register>
+void KernelWalker<Register>::loop(Id op, Operation const& o) {
+    if (graph_.coordinates.node(graph_.mapping.get(op, role::counter)).kind ==
+        DimensionKind::Unroll)
+        return unrolledLoop(op);
+    if (pipelinedLoop(op, o))
+        return;
+    for (Id init : graph_.successors(op, ControlEdgeKind::Initialize))
+        operation(init);
+    LoopLabels const labels = beginLoop(o.expression);
+    auto const body = graph_.sequence(op, ControlEdgeKind::Body);
+    list(body);
+    if (storesShared(graph_, body))
+        barrier();
+    for (Id step : graph_.successors(op, ControlEdgeKind::ForLoopIncrement))
+        operation(step);
+    endLoop(labels);
+}
+
+template <class Register>
+void KernelWalker<Register>::unrolledLoop(Id op) {
+    Id const counter = graph_.mapping.get(op, role::counter);
+    auto const copies = unrolledCopies(graph_, op);
+    for (Id init : graph_.successors(op, ControlEdgeKind::Initialize))
+        operation(init);
+    std::string const done = beginUnrolled();
+    auto const body = graph_.sequence(op, ControlEdgeKind::Body);
+    for (auto const& [value, condition] : copies) {
+        beginCopy(counter, value, condition, done);
+        list(body);
+        if (storesShared(graph_, body))
+            barrier();
+        endCopy(counter);
+    }
+    endUnrolled(done);
+}
+
+template <class Register>
+void KernelWalker<Register>::load(Id op) {
+    Id const memory = graph_.mapping.get(op, role::source),
+             dest = graph_.mapping.get(op, role::dest);
+    if (graph_.coordinates.node(memory).kind != DimensionKind::User)
+        throw UserError("a load from a dimension that is not a tensor is not written yet");
+    if (!holdable(dest) || streamed(op, dest)) {
+        views_[dest] = op; // read in place, element by element, where it is used
+        return;
+    }
+    move(dest, hold(dest), memory, /*isLoad=*/true);
+}
+
+template <class Register>
+void KernelWalker<Register>::store(Id op) {
+    Id const source = graph_.mapping.get(op, role::source),
+             memory = graph_.mapping.get(op, role::dest);
+    if (graph_.coordinates.node(memory).kind != DimensionKind::User)
+        throw UserError("a store to a dimension that is not a tensor is not written yet");
+    auto it = held_.find(source);
+    if (it == held_.end())
+        throw UserError(fmt::format("value#{} is stored but not held in registers (is it "
+                                    "distributed over the grid?)",
+                                    source));
+    move(source, it->second, memory, /*isLoad=*/false);
+}
+
+template <class Register>
+void KernelWalker<Register>::loadShared(Id op) {
+    Id const dest = graph_.mapping.get(op, role::dest);
+    if (holdable(dest))
+        throw UserError(fmt::format("LoadShared into registers (value#{}) is not written yet; "
+                                    "only a workgroup's view of a staged tile is",
+                                    dest));
+    views_[dest] = op; // read from shared memory where it is used
+}
+
+template <class Register>
+void KernelWalker<Register>::assign(Id op, Operation const& o) {
+    Id const dest = graph_.mapping.get(op, role::dest);
+    if (!holdsData(graph_.coordinates.node(dest).kind)) // a loop counter or another index
+        return assignIndex(dest, o.expression);
+    if (!holdable(dest))
+        throw UserError(fmt::format("#{} is not distributed over the grid with constant-size "
+                                    "local indices, so no workitem can hold it",
+                                    dest));
+    Held<Register>& h = hold(dest);
+    currentId_ = dest;
+    for (std::size_t c = 0; c < h.elements.size(); ++c)
+        assignElement(h, c, o.expression);
+}
+
+// Each element of the dest combines one row of the source (its last axis), read in place.
+template <class Register>
+void KernelWalker<Register>::reduce(Id op, Operation const& o) {
+    Id const source = graph_.mapping.get(op, role::source),
+             dest = graph_.mapping.get(op, role::dest);
+    auto view = views_.find(source);
+    if (view == views_.end())
+        throw UserError(
+            fmt::format("Reduce reads value#{}, which is not a tensor read in place", source));
+    if (!holdable(dest))
+        throw UserError(
+            fmt::format("the Reduce's dest #{} is not distributed over the grid", dest));
+    auto const& shape = graph_.coordinates.node(source).shape;
+    auto const sourceAxes = axes(source), destAxes = axes(dest);
+    if (shape.empty() || sourceAxes.size() != destAxes.size() + 1)
+        throw UserError(
+            fmt::format("Reduce from #{} to #{}: the source needs one axis more", source, dest));
+    Held<Register>& h = hold(dest);
+    currentId_ = dest;
+    reduceRows(o, h, source, view->second, sourceAxes, destAxes);
+}
+
+template <class Register>
+Id KernelWalker<Register>::accumulator(Id op, Id next) {
+    Id const sum = fusableAccumulator(graph_, op, next);
+    if (!sum)
+        return 0;
+    Id const product = graph_.mapping.get(op, role::dest);
+    auto const it = held_.find(sum);
+    if (it == held_.end() || !holdable(product))
+        return 0;
+    auto const mine = elements(product);
+    auto const& theirs = it->second.elements;
+    if (mine.size() != theirs.size())
+        return 0;
+    for (std::size_t c = 0; c < mine.size(); ++c)
+        if (!equal(mine[c].at(product), theirs[c].at(sum)))
+            return 0;
+    return sum;
+}
+
+// Into a register tile: on the matrix units where the target can, else the contraction fully
+// unrolled over the staged K extent: at each K index a workitem reads the operand elements of
+// its rows and of its columns and issues one fma per accumulator.
+template <class Register>
+void KernelWalker<Register>::multiply(Id op, Operation const& o, Id into) {
+    Id const dest = graph_.mapping.get(op, role::dest);
+    if (!holdable(dest))
+        throw UserError(fmt::format("the Multiply's dest #{} is not split over workitems (add "
+                                    "register tiles: gemm-thread-tiles)",
+                                    dest));
+    for (Id operand : {graph_.mapping.get(op, role::lhs), graph_.mapping.get(op, role::rhs)})
+        if (!views_.contains(operand))
+            throw UserError(fmt::format(
+                "the Multiply reads value#{}, which is not a workgroup's tile", operand));
+    Contraction const c = contractionOf(graph_, op, o);
+    Held<Register>& acc = into ? held_.at(into) : hold(dest);
+    currentId_ = into ? into : dest;
+    if (!isFloat(acc.type) || acc.type == DataType::F64)
+        throw UserError(fmt::format("a Multiply into {} is not written yet", name(acc.type)));
+    if (!into)
+        clearAccumulators(acc);
+    if (multiplyOnMatrixUnits(c, acc))
+        return;
+    Distinct const rows = distinctAlong(acc.elements, c.destRow),
+                   cols = distinctAlong(acc.elements, c.destCol);
+    SharedBases<Register> bases;
+    // Operand elements at K index p: from shared memory, or from the tensor (masked) when the
+    // tile was not staged.
+    auto read = [&](Id operand, Id along, Id kAxis, std::vector<ExprPtr> const& where,
+                    std::int64_t p) {
+        std::vector<std::map<Id, ExprPtr>> at;
+        for (auto const& w : where) {
+            auto k = known();
+            k[along] = w;
+            k[kAxis] = literal(p);
+            at.push_back(std::move(k));
+        }
+        return readOperand(views_.at(operand), operand, at, bases);
+    };
+    for (std::int64_t p = 0; p < c.inner; ++p) {
+        auto const a = read(c.lhs, c.rowAxis, c.lhsK, rows.values, p);
+        auto const b = read(c.rhs, c.colAxis, c.rhsK, cols.values, p);
+        for (std::size_t e = 0; e < acc.registers.size(); ++e)
+            fma(acc.registers[e], a[rows.which[e]], b[cols.which[e]]);
+        settle(); // the operands of this K index are done
+    }
+}
+
+template <class Register>
+bool KernelWalker<Register>::holdable(Id d) const {
+    if (shape_.workgroupSize() > 1 && !distributionOf(graph_, d).overWorkitems)
+        return false;
+    return lowering::holdable(graph_, d);
+}
+
+template <class Register>
+std::map<Id, ExprPtr> KernelWalker<Register>::known() const {
+    std::map<Id, ExprPtr> k;
+    for (auto const& [d, r] : indices_) {
+        auto const shifted = shifted_.find(d);
+        k.emplace(d, shifted != shifted_.end() ? shifted->second
+                     : units_.contains(d)      ? literal(0) // one warp, one workgroup
+                                               : index(d));
+    }
+    return k;
+}
+
+template <class Register>
+std::vector<IndexSolution> KernelWalker<Register>::elements(Id d) const {
+    return heldElements(graph_, facts_, known(), d);
+}
+
+template <class Register>
+Held<Register>& KernelWalker<Register>::hold(Id d) {
+    auto it = held_.find(d);
+    if (it != held_.end())
+        return it->second;
+    Held<Register> h;
+    h.type = graph_.coordinates.node(d).dtype.value_or(DataType::F32);
+    h.elements = elements(d);
+    allocate(d, h);
+    return held_.emplace(d, std::move(h)).first->second;
+}
+
+template <class Register>
+Register KernelWalker<Register>::valueAt(Id d, Held<Register> const* current, std::size_t element) {
+    KILN_ASSERT(current, "value#{} read outside an element", d);
+    auto const& here = current->elements[element];
+    if (auto it = held_.find(d); it != held_.end()) {
+        Held<Register> const& h = it->second;
+        if (h.elements.size() != current->elements.size() ||
+            !equal(h.elements[element].at(d), here.at(currentId_)))
+            throw UserError(
+                fmt::format("value#{} is held with another layout than #{}", d, currentId_));
+        return h.registers[element];
+    }
+    auto view = views_.find(d);
+    if (view == views_.end())
+        throw UserError(fmt::format("value#{} is read before it is computed", d));
+    // Read in place: the same axes, when the two values have the same shape.
+    auto k = known();
+    auto const mine = axes(d), theirs = axes(currentId_);
+    if (mine.size() == theirs.size()) {
+        for (std::size_t a = 0; a < mine.size(); ++a)
+            k[mine[a]] = here.at(theirs[a]);
+    } else {
+        k[d] = here.at(currentId_);
+    }
+    return readInPlace(view->second, d, k, here.conditions);
+}
+
+template <class Register>
+bool KernelWalker<Register>::streamed(Id, Id) const {
+    return false;
+}
+
+template <class Register>
+bool KernelWalker<Register>::pipelinedLoop(Id, Operation const&) {
+    return false;
+}
+
+template <class Register>
+void KernelWalker<Register>::settle() {}
+
+template <class Register>
+bool KernelWalker<Register>::planningOnly() const {
+    return false;
+}
+
+// The targets' register types: PTX names its registers, AMDGCN allocates them (kiln::amdgcn).
+template class KernelWalker<std::string>;
+template class KernelWalker<amdgcn::Value>;
+
+} // namespace kiln::lowering::detail

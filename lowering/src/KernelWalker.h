@@ -1,0 +1,174 @@
+// KernelWalker.h (internal): the walk of a lowered KernelGraph that every code generator shares,
+// over the narrow interface each target implements.
+//
+// The walker decides everything that does not depend on the instruction set: the order of a
+// body's operations (loads sunk to their first reader, a Multiply fused into the accumulator it
+// feeds: OperationOrder.h), which values a workitem holds in registers and where each of their
+// elements lies (HeldElements.h), which values are read in place, a ForLoop's shape (a counted
+// loop, a loop written out once per value of an Unroll counter, the barrier that ends a body
+// which stages shared memory), the checks and messages of every operation, and the SIMT
+// contraction of a Multiply (per K index: read the operands of the rows and columns, one fma per
+// accumulator). A target (PtxCodegen.h, AmdgcnKernelWriter.h) derives from it and writes the
+// instructions: the pure virtual functions below are its emitter interface, in the walker's
+// words. `Register` is what names a value in a register there (PTX: a register's name; AMDGCN:
+// a gcn::Value).
+#pragma once
+
+#include "Contraction.h"
+#include "kiln/graph/Translate.h"
+#include "kiln/lowering/Codegen.h"
+#include "kiln/lowering/HeldElements.h"
+#include "kiln/lowering/IndexExpressions.h"
+#include "kiln/lowering/LaunchShape.h"
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kiln::lowering::detail {
+
+/// A value held in a workitem's registers: one register per element, in register order
+/// (heldElements: every index solved, and the conditions under which the element exists).
+template <class Register>
+struct Held {
+    std::vector<IndexSolution> elements;
+    std::vector<Register> registers;
+    DataType type = DataType::F32;
+};
+
+/// Shared-memory addresses already in registers, by the element index they point at: another
+/// index a constant away reuses one with an offset instead of its own arithmetic.
+template <class Register>
+using SharedBases = std::vector<std::pair<ExprPtr, Register>>;
+
+/// The two labels of a counted loop: its top (the condition) and what follows it.
+struct LoopLabels {
+    std::string top, done;
+};
+
+template <class Register>
+class KernelWalker {
+public:
+    virtual ~KernelWalker() = default;
+
+protected:
+    /// `notWritten`: how messages name this code generator ("" or "AMDGCN ").
+    KernelWalker(KernelGraph const& graph, CodegenOptions const& options,
+                 std::string_view notWritten);
+
+    // ---- The walk (KernelWalker.cpp) ------------------------------------------------------
+
+    /// A body's operations in order, loads sunk and products fused into their accumulators.
+    void list(std::vector<Id> const& sequence);
+    /// One operation; a UserError names it ("operation #12 (Multiply): ...").
+    void operation(Id op);
+    void loop(Id op, Operation const& o);
+    /// A loop counted by an Unroll dimension: its body written once per value of the counter.
+    /// A copy whose condition is not a constant is guarded and skips the copies after it, as
+    /// the loop would stop. It is not pipelined.
+    void unrolledLoop(Id op);
+    void load(Id op);
+    void store(Id op);
+    void loadShared(Id op);
+    void assign(Id op, Operation const& o);
+    void reduce(Id op, Operation const& o);
+    /// A Multiply into a register tile, into accumulator `into` when fused (accumulator()).
+    void multiply(Id op, Operation const& o, Id into = 0);
+    /// The accumulator a Multiply fuses into (OperationOrder.h) when it is held with the layout
+    /// the product would have; else 0.
+    Id accumulator(Id op, Id next);
+
+    // ---- Held values and views ------------------------------------------------------------
+
+    /// Whether a workitem can hold `d` in registers: distributed over the grid with local
+    /// indices of constant size, and not a tile that belongs to a whole workgroup (that one is
+    /// shared by its workitems, not copied into each one's registers).
+    bool holdable(Id d) const;
+    /// Indices known everywhere in the kernel at this point: hardware indices and loop counters
+    /// (a counter replaced where the target writes a constant for it: `shifted_`; a hardware
+    /// index of size 1: 0).
+    std::map<Id, ExprPtr> known() const;
+    /// The elements of held value `d`, in register order.
+    std::vector<IndexSolution> elements(Id d) const;
+    /// The held value `d`, its registers allocated (allocate()) the first time.
+    Held<Register>& hold(Id d);
+    /// The register holding value `d` at the element being computed (element `element` of
+    /// `current`): a held register at the same place, or a load of a value read in place.
+    Register valueAt(Id d, Held<Register> const* current, std::size_t element);
+    std::vector<Id> axes(Id d) const { return flattenAxes(graph_, d); }
+    static ExprPtr index(Id d) { return kiln::index(d); }
+
+    // ---- The emitter: what each target writes ----------------------------------------------
+
+    /// Registers for the elements of `held`, which is about to hold value `d`.
+    virtual void allocate(Id d, Held<Register>& held) = 0;
+    /// Loads (or stores) every element of held value `value` from (to) tensor `memory`.
+    virtual void move(Id value, Held<Register>& held, Id memory, bool isLoad) = 0;
+    /// Element `k` of `value`, which load `op` reads in place, 0 where it does not exist (its
+    /// address's conditions and `where`, those of the element being computed).
+    virtual Register readInPlace(Id op, Id value, std::map<Id, ExprPtr> const& k,
+                                 std::vector<ExprPtr> const& where) = 0;
+    /// Whether a load into a holdable `dest` is better read in place all the same.
+    virtual bool streamed(Id op, Id dest) const;
+    /// Index `dest` (a loop counter or another index) = `e`.
+    virtual void assignIndex(Id dest, ExprPtr const& e) = 0;
+    /// Element `c` of `held` = `e`.
+    virtual void assignElement(Held<Register>& held, std::size_t c, ExprPtr const& e) = 0;
+    /// Each element of `held` combines one row of `source` (its last axis, `along`), read in
+    /// place through load `view`; `sourceAxes` ends with `along`, `destAxes` are the others.
+    virtual void reduceRows(Operation const& o, Held<Register>& held, Id source, Id view,
+                            std::vector<Id> const& sourceAxes, std::vector<Id> const& destAxes) = 0;
+    /// A StoreShared: a workgroup's tile dealt out to its workitems and staged.
+    virtual void storeShared(Id op) = 0;
+    virtual void barrier() = 0;
+    virtual void branch(Id op, Operation const& o) = 0;
+    /// A loop the target software-pipelines itself (false: it does not).
+    virtual bool pipelinedLoop(Id op, Operation const& o);
+    /// A counted loop's top: its labels, and a branch to `done` where `condition` fails.
+    virtual LoopLabels beginLoop(ExprPtr const& condition) = 0;
+    /// The branch back to the top, and the label after the loop.
+    virtual void endLoop(LoopLabels const& labels) = 0;
+    /// The label after an unrolled loop.
+    virtual std::string beginUnrolled() = 0;
+    /// The copy of an unrolled loop's body where `counter` is `value`: the counter set, and a
+    /// branch to `done` where `condition` fails.
+    virtual void beginCopy(Id counter, std::int64_t value, ExprPtr const& condition,
+                           std::string const& done) = 0;
+    virtual void endCopy(Id counter) = 0;
+    virtual void endUnrolled(std::string const& done) = 0;
+    /// A Multiply's accumulators (not fused: the product's own) set to zero.
+    virtual void clearAccumulators(Held<Register>& acc) = 0;
+    /// A Multiply on the target's matrix units (tensor cores, warpgroups, MFMA), where the
+    /// accumulators' layout and the operands allow it; false to run it as SIMT fmas.
+    virtual bool multiplyOnMatrixUnits(Contraction const& c, Held<Register>& acc) = 0;
+    /// A SIMT Multiply's operand elements at each of `at`, as f32, from the tile `view` makes of
+    /// `operand` (shared memory, or the tensor read in place).
+    virtual std::vector<Register> readOperand(Id view, Id operand,
+                                              std::vector<std::map<Id, ExprPtr>> const& at,
+                                              SharedBases<Register>& bases) = 0;
+    /// acc += a * b, in f32.
+    virtual void fma(Register const& acc, Register const& a, Register const& b) = 0;
+    /// After an operation's code (and each K index of a SIMT Multiply): what the target keeps
+    /// no longer (AMDGCN: the expression memo, scheduled instructions).
+    virtual void settle();
+    /// Whether this run only plans and writes no store (PtxCodegen::findWarpgroupTiles).
+    virtual bool planningOnly() const;
+
+    KernelGraph const& graph_;
+    CodegenOptions const& options_;
+    IndexFacts facts_;
+    LaunchShape shape_;
+    std::string_view notWritten_;
+    std::map<Id, Register> indices_; ///< registers of hardware indices and loop counters
+    std::map<Id, Held<Register>> held_;
+    std::map<Id, Id> views_;        ///< values read in place -> the load that reads them
+    Id currentId_ = 0;              ///< the value whose element is being computed
+    std::map<Id, ExprPtr> shifted_; ///< counters the target replaces (see known())
+    std::set<Id> units_;            ///< hardware indices of size 1: always 0
+};
+
+} // namespace kiln::lowering::detail

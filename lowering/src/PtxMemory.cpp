@@ -1,0 +1,330 @@
+// Global memory in the PTX code generator: addresses (near ones as an add or an immediate
+// offset), vector accesses of consecutive aligned elements guarded by their conditions, and
+// values read in place.
+#include "OperationOrder.h"
+#include "PtxCodegen.h"
+
+namespace kiln::lowering::detail {
+
+// Loads element `k` of a value that a LoadLinear/LoadTiled `op` reads in place; `where`
+// are the conditions of the element being computed, which guard the load too.
+std::string PtxCodegen::readInPlace(Id op, Id value, std::map<Id, ExprPtr> const& k,
+                                    std::vector<ExprPtr> const& where) {
+    Id const memory = graph_.mapping.get(op, role::source);
+    if (graph_.control.node(op).kind == OperationKind::LoadShared) {
+        SharedBases bases;
+        return readShared(memory, {k}, graph_.coordinates.node(value).dtype.value_or(DataType::F32),
+                          bases)
+            .front();
+    }
+    auto solution = solveIndices(graph_, k, {memory}, facts_);
+    for (auto const& c : where)
+        if (std::none_of(solution.conditions.begin(), solution.conditions.end(),
+                         [&](ExprPtr const& e) { return equal(e, c); }))
+            solution.conditions.push_back(c);
+    DataType const type = graph_.coordinates.node(value).dtype.value_or(DataType::F32);
+    DataType const stored = tensorType(memory);
+    std::string const address = globalAddress(memory, solution.at(memory), stored);
+    std::string const p = writer_.emitConditions(solution.conditions, bindings());
+    return loadScalar(address, stored, type, p);
+}
+
+DataType PtxCodegen::tensorType(Id user) const {
+    auto const* arg = graph_.findArgument(graph_.coordinates.node(user).name);
+    if (!arg || arg->kind != KernelArgument::Kind::Tensor)
+        throw UserError(fmt::format("#{} names no tensor argument", user));
+    return arg->dtype;
+}
+
+// The address of element `offset` of `user`'s tensor. Near an address already in a
+// register (a tile's next row: a distance of sizes and literals only) it is one add away,
+// or an immediate offset, instead of the whole index arithmetic again.
+std::string PtxCodegen::globalAddress(Id user, ExprPtr const& offset, DataType type) {
+    std::int64_t const size = sizeInBytes(type);
+    for (auto const& near : writer_.recentAddresses(user, 4)) {
+        ExprPtr const d = IndexFacts::launchTimeDifference(offset, near.offset);
+        if (!d)
+            continue;
+        if (auto n = literalInt(d); n && *n * size >= INT32_MIN && *n * size <= INT32_MAX)
+            return *n == 0 ? near.reg : fmt::format("{}{:+}", near.reg, *n * size);
+        std::string const o = writer_.emitIndex(simplify(d * literal(size)), bindings());
+        std::string const r = writer_.newRegister(PtxType::S64);
+        writer_.instruction(fmt::format("add.s64 {}, {}, {}", r, near.reg, o));
+        writer_.rememberAddress(user, offset, r);
+        return r;
+    }
+    std::string const base = pointers_.at(graph_.coordinates.node(user).name);
+    std::string const o = writer_.emitIndex(simplify(offset * literal(size)), bindings());
+    std::string const r = writer_.newRegister(PtxType::S64);
+    writer_.instruction(fmt::format("add.s64 {}, {}, {}", r, base, o));
+    writer_.rememberAddress(user, offset, r);
+    return r;
+}
+
+std::string PtxCodegen::zero(PtxType t) {
+    return t == PtxType::F32 ? "0f00000000" : t == PtxType::F64 ? "0d0000000000000000" : "0";
+}
+
+// memory[address] (0 where `predicate` is false), converted to `type`.
+std::string PtxCodegen::loadScalar(std::string const& address, DataType stored, DataType type,
+                                   std::string const& predicate) {
+    if (stored == DataType::Bool)
+        throw UserError("tensors of bool are not supported by code generation yet");
+    PtxType const rawType = isHalf(stored) ? PtxType::B16 : registerType(stored);
+    std::string const raw = writer_.newRegister(rawType);
+    if (!predicate.empty())
+        writer_.instruction(fmt::format("mov{} {}, {}", ptxName(rawType), raw, zero(rawType)));
+    writer_.instruction(fmt::format("{}ld.global{} {}, [{}]",
+                                    predicate.empty() ? "" : "@" + predicate + " ",
+                                    memoryType(stored), raw, address));
+    std::string value = raw;
+    if (isHalf(stored)) {
+        value = writer_.newRegister(PtxType::F32);
+        widen(value, raw, stored);
+    }
+    return writer_.convert(value, stored, type);
+}
+
+std::string PtxCodegen::storable(std::string const& value, DataType type, DataType stored) {
+    std::string const v = writer_.convert(value, type, isHalf(stored) ? DataType::F32 : stored);
+    if (!isHalf(stored))
+        return v;
+    std::string const h = writer_.newRegister(PtxType::B16);
+    writer_.instruction(
+        fmt::format("cvt.rn.{}.f32 {}, {}", stored == DataType::F16 ? "f16" : "bf16", h, v));
+    return h;
+}
+
+// A large tile that only element-wise Assigns read (a GEMM epilogue's C) is read in place, each
+// element as the Assign computes the element that needs it: held whole, it would be live next
+// to the accumulators, 128 registers of each, and spill.
+bool PtxCodegen::streamed(Id op, Id dest) const {
+    if (elements(dest).size() <= 64)
+        return false;
+    for (Id reader : graph_.control.nodes()) {
+        auto const kind = graph_.control.node(reader).kind;
+        if (reader == op || kind == OperationKind::Kernel || kind == OperationKind::ForLoop ||
+            kind == OperationKind::If)
+            continue;
+        if (readsValue(graph_, reader, dest) && kind != OperationKind::Assign)
+            return false;
+    }
+    return true;
+}
+
+// Loads or stores every element of a held value, in vector accesses where consecutive
+// elements are consecutive in memory and aligned, each guarded by its elements' conditions.
+void PtxCodegen::move(Id value, Held& held, Id memory, bool isLoad) {
+    DataType const stored = tensorType(memory);
+    int const bytes = sizeInBytes(stored);
+    std::size_t const count = held.elements.size();
+    std::vector<ExprPtr> offsets(count);
+    std::vector<std::vector<ExprPtr>> conditions(count);
+    auto const valueAxes = axes(value);
+    for (std::size_t c = 0; c < count; ++c) {
+        auto k = known();
+        for (Id a : valueAxes)
+            k[a] = held.elements[c].at(a);
+        auto const solution = solveIndices(graph_, k, {memory}, facts_);
+        offsets[c] = solution.at(memory);
+        conditions[c] = held.elements[c].conditions;
+        for (auto const& extra : solution.conditions)
+            if (std::none_of(conditions[c].begin(), conditions[c].end(),
+                             [&](ExprPtr const& e) { return equal(e, extra); }))
+                conditions[c].push_back(extra);
+        // A flattened index inside its tensor when its axes are: no check of its own.
+        for (std::size_t i = conditions[c].size(); i-- > 0;) {
+            std::vector<ExprPtr> others = conditions[c];
+            others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
+            if (facts_.impliedBy(conditions[c][i], others))
+                conditions[c] = std::move(others);
+        }
+    }
+    // Vector accesses where elements are consecutive in memory; alignment that the facts do
+    // not prove is checked when the kernel runs.
+    std::vector<ExprPtr> fast;
+    auto consecutive = [&](std::size_t start, std::size_t width) {
+        if (start % width != 0 || start + width > count)
+            return false;
+        for (std::size_t k = 1; k < width; ++k) {
+            auto d = IndexFacts::difference(offsets[start + k], offsets[start]);
+            if (!d || *d != static_cast<std::int64_t>(k))
+                return false;
+        }
+        return true;
+    };
+    std::vector<std::pair<std::size_t, std::size_t>> accesses; // start, width
+    std::size_t const widest = static_cast<std::size_t>(16 / bytes);
+    for (std::size_t start = 0; start < count;) {
+        std::size_t width = 1;
+        for (std::size_t w = widest; w > 1; w /= 2)
+            if (w * static_cast<std::size_t>(bytes) >= 4 && consecutive(start, w)) {
+                width = w;
+                break;
+            }
+        if (width > 1)
+            for (auto const& c :
+                 facts_.alignedWhen(offsets[start], static_cast<std::int64_t>(width)))
+                fast.push_back(c);
+        accesses.emplace_back(start, width);
+        start += width;
+    }
+    PtxBindings const b = bindings();
+    std::vector<std::string> addresses(count);
+    auto address = [&](std::size_t c) -> std::string const& {
+        if (addresses[c].empty())
+            addresses[c] = globalAddress(memory, offsets[c], stored);
+        return addresses[c];
+    };
+    auto scalar = [&](std::size_t c, std::string const& guard) {
+        std::string const& reg = held.registers[c];
+        if (isLoad) {
+            std::string const v = loadScalar(address(c), stored, held.type, guard);
+            writer_.instruction(
+                fmt::format("mov{} {}, {}", ptxName(registerType(held.type)), reg, v));
+        } else {
+            std::string const bits = storable(reg, held.type, stored);
+            writer_.instruction(fmt::format("{}st.global{} [{}], {}",
+                                            guard.empty() ? "" : "@" + guard + " ",
+                                            memoryType(stored), address(c), bits));
+        }
+    };
+    // A tile of many accesses (a tensor-core warp's fragments: pairs scattered over its tile)
+    // guards each access on its own: moved whole where it is inside the tensor and aligned,
+    // element by element, masked, where not. One check for the whole tile would keep every
+    // address live from the check to its access.
+    if (accesses.size() > 16) {
+        for (auto const& [start, width] : accesses) {
+            writer_.pushScope();
+            std::vector<ExprPtr> whole;
+            for (std::size_t c = start; c < start + width; ++c)
+                whole.insert(whole.end(), conditions[c].begin(), conditions[c].end());
+            if (width > 1)
+                for (auto const& c :
+                     facts_.alignedWhen(offsets[start], static_cast<std::int64_t>(width)))
+                    whole.push_back(c);
+            std::string const p = writer_.emitConditions(IndexFacts::strongest(whole), b);
+            if (width == 1) {
+                scalar(start, p);
+            } else {
+                vector(held, start, width, stored, address(start), isLoad, ".global", p);
+                if (!p.empty()) {
+                    std::string const otherwise = writer_.newRegister(PtxType::Pred);
+                    writer_.instruction(fmt::format("not.pred {}, {}", otherwise, p));
+                    for (std::size_t c = start; c < start + width; ++c) {
+                        std::string const q = writer_.newRegister(PtxType::Pred);
+                        std::string const own = writer_.emitConditions(conditions[c], b);
+                        if (own.empty())
+                            writer_.instruction(fmt::format("mov.pred {}, {}", q, otherwise));
+                        else
+                            writer_.instruction(
+                                fmt::format("and.pred {}, {}, {}", q, otherwise, own));
+                        if (!isLoad) {
+                            scalar(c, q);
+                            continue;
+                        }
+                        // Loaded element by element (zero outside the tensor) only where the
+                        // vector load did not run.
+                        std::string const v = loadScalar(address(c), stored, held.type, q);
+                        writer_.instruction(fmt::format("@{} mov{} {}, {}", otherwise,
+                                                        ptxName(registerType(held.type)),
+                                                        held.registers[c], v));
+                    }
+                }
+            }
+            writer_.popScope();
+        }
+        return;
+    }
+    // Otherwise one check for the whole register tile: inside the tensor and aligned, every
+    // access is unguarded; otherwise (a tile on the tensor's edge) each element is moved on its
+    // own, masked.
+    for (auto const& c : conditions)
+        fast.insert(fast.end(), c.begin(), c.end());
+    fast = IndexFacts::strongest(fast);
+    // Each path computes its own addresses, in its own scope: neither runs the other's code.
+    std::string const slow = writer_.newLabel("masked"), done = writer_.newLabel("moved");
+    if (!fast.empty())
+        writer_.instruction(fmt::format("@!{} bra {}", writer_.emitConditions(fast, b), slow));
+    writer_.pushScope();
+    for (auto const& [start, width] : accesses) {
+        if (width == 1)
+            scalar(start, "");
+        else
+            vector(held, start, width, stored, address(start), isLoad);
+    }
+    writer_.popScope();
+    if (fast.empty())
+        return;
+    writer_.instruction(fmt::format("bra.uni {}", done));
+    writer_.label(slow);
+    writer_.pushScope();
+    std::fill(addresses.begin(), addresses.end(), std::string());
+    for (std::size_t c = 0; c < count; ++c)
+        scalar(c, writer_.emitConditions(conditions[c], b));
+    writer_.popScope();
+    writer_.label(done);
+}
+
+// One vector access of `width` consecutive elements: 32-bit words (two 16-bit values each)
+// or whole elements of 4 or 8 bytes.
+void PtxCodegen::vector(Held& held, std::size_t start, std::size_t width, DataType stored,
+                        std::string const& address, bool isLoad, std::string_view space,
+                        std::string const& guard) {
+    int const bytes = sizeInBytes(stored);
+    bool const half = isHalf(stored);
+    std::size_t const lanes = half ? width / 2 : width;
+    PtxType const laneType = half ? PtxType::B32 : registerType(stored);
+    std::string_view const laneName = half ? ".b32" : memoryType(stored);
+    std::vector<std::string> words;
+    for (std::size_t k = 0; k < lanes; ++k)
+        words.push_back(writer_.newRegister(laneType));
+    std::string list;
+    for (auto const& w : words)
+        list += (list.empty() ? "" : ", ") + w;
+    if (lanes > 1)
+        list = "{" + list + "}";
+    // One 32-bit word (two 16-bit values) is a plain access; more are a vector.
+    std::string const op =
+        fmt::format("{}{}{}{}", isLoad ? "ld" : "st", space,
+                    lanes > 1 ? fmt::format(".v{}", lanes) : std::string(), laneName);
+    (void)bytes;
+    if (isLoad) {
+        writer_.instruction(fmt::format("{}{} {}, [{}]", guard.empty() ? "" : "@" + guard + " ", op,
+                                        list, address));
+        for (std::size_t k = 0; k < width; ++k) {
+            std::string value;
+            if (half) {
+                if (k % 2 == 0) {
+                    halves_[0] = writer_.newRegister(PtxType::B16);
+                    halves_[1] = writer_.newRegister(PtxType::B16);
+                    writer_.instruction(fmt::format("mov.b32 {{{}, {}}}, {}", halves_[0],
+                                                    halves_[1], words[k / 2]));
+                }
+                value = writer_.newRegister(PtxType::F32);
+                widen(value, halves_[k % 2], stored);
+            } else {
+                value = words[k];
+            }
+            writer_.instruction(fmt::format("mov{} {}, {}", ptxName(registerType(held.type)),
+                                            held.registers[start + k],
+                                            writer_.convert(value, stored, held.type)));
+        }
+        return;
+    }
+    for (std::size_t k = 0; k < width; ++k) {
+        std::string const bits = storable(held.registers[start + k], held.type, stored);
+        if (half) {
+            halves_[k % 2] = bits;
+            if (k % 2 == 1)
+                writer_.instruction(
+                    fmt::format("mov.b32 {}, {{{}, {}}}", words[k / 2], halves_[0], halves_[1]));
+        } else {
+            writer_.instruction(fmt::format("mov{} {}, {}", ptxName(laneType), words[k], bits));
+        }
+    }
+    writer_.instruction(
+        fmt::format("{}{} [{}], {}", guard.empty() ? "" : "@" + guard + " ", op, address, list));
+}
+
+} // namespace kiln::lowering::detail

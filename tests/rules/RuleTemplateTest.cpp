@@ -5,6 +5,7 @@
 
 #include "kiln/rules/RuleJson.h"
 
+#include <filesystem>
 #include <gtest/gtest.h>
 
 using namespace kiln;
@@ -185,4 +186,23 @@ TEST(RuleTemplate, TheInstancesAreBounded) {
     "match": { "nodes": { "t": { "dim": "MacroTile", "where": "t.size > {N}" } } })")),
               "t.rules.json:2:50: error: \"for_each\" makes more than 256 instances, the most a "
               "template may have [at /rules/0/for_each]");
+}
+
+TEST(RuleTemplate, TheShippedTemplatesExpandToTheRulesTheyReplaced) {
+    // tests/golden/rules/X.expanded.json is rules/X.rules.json as it was written out before it
+    // used templates: the expansion must equal it value for value, rule order included.
+    namespace fs = std::filesystem;
+    int compared = 0;
+    for (auto const& entry : fs::directory_iterator(KILN_SOURCE_DIR "/tests/golden/rules")) {
+        std::string const file = entry.path().filename().string();
+        if (!file.ends_with(".expanded.json"))
+            continue;
+        std::string const stem = file.substr(0, file.size() - std::string(".expanded.json").size());
+        JsonValue const written = readJsonFile(KILN_SOURCE_DIR "/rules/" + stem + ".rules.json");
+        ExpandedRuleSet const expanded = expandRuleTemplates(written);
+        EXPECT_TRUE(expanded.hasTemplates()) << stem;
+        EXPECT_EQ(expanded.root().json(), readJsonFile(entry.path().string()).json()) << stem;
+        ++compared;
+    }
+    EXPECT_GE(compared, 1);
 }

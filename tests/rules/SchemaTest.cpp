@@ -1,6 +1,8 @@
 // SchemaTest.cpp: rules/schema/ruleset.schema.json, the schema editors use for rule files,
-// accepts every shipped rule set and rejects the mistakes the loader rejects by name.
+// accepts every shipped rule set, as written and expanded, and rejects the mistakes the loader
+// rejects by name.
 #include "JsonSchemaCheck.h"
+#include "kiln/rules/RuleTemplate.h"
 
 #include <filesystem>
 #include <fstream>
@@ -35,19 +37,43 @@ TEST(RuleSetSchema, AcceptsEveryShippedRuleSet) {
     EXPECT_GE(checked, 6);
 }
 
+TEST(RuleSetSchema, AcceptsTheExpansionOfEveryShippedRuleSet) {
+    // A template's instances are checked as rules: the schema types them fully.
+    for (auto const& entry : fs::directory_iterator(fs::path(KILN_SOURCE_DIR) / "rules")) {
+        if (!entry.path().filename().string().ends_with(".rules.json"))
+            continue;
+        rules::ExpandedRuleSet const expanded =
+            rules::expandRuleTemplates(readJsonFile(entry.path().string()));
+        nlohmann::json const json = nlohmann::json::parse(expanded.root().json().dump());
+        EXPECT_EQ(arch::test::checkAgainstSchema(schema(), json), std::vector<std::string>{})
+            << entry.path();
+    }
+}
+
 TEST(RuleSetSchema, RejectsWhatTheLoaderRejects) {
-    nlohmann::json ruleSet = readJson(fs::path(KILN_SOURCE_DIR) / "rules/gemm-k-loop.rules.json");
-    ruleSet["strategy"] = "sometimes";
-    ruleSet["rules"][0]["match"]["nodes"]["mul"]["op"] = "Multiplyy";
-    ruleSet["rules"][0]["colour"] = "blue";
-    std::vector<std::string> const errors = arch::test::checkAgainstSchema(schema(), ruleSet);
-    auto mentions = [&](std::string const& at) {
-        return std::any_of(errors.begin(), errors.end(),
-                           [&](std::string const& e) { return e.starts_with(at); });
+    nlohmann::json const shipped =
+        readJson(fs::path(KILN_SOURCE_DIR) / "rules/gemm-k-unroll.rules.json");
+    // Each mistake alone: a rule that is neither a rule nor a template is one error, which
+    // says why the rule does not match.
+    auto errorsWith = [&](auto const& mistake) {
+        nlohmann::json ruleSet = shipped;
+        mistake(ruleSet);
+        return ::testing::PrintToString(arch::test::checkAgainstSchema(schema(), ruleSet));
     };
-    EXPECT_TRUE(mentions("/strategy")) << ::testing::PrintToString(errors);
-    EXPECT_TRUE(mentions("/rules/0/match/nodes/mul")) << ::testing::PrintToString(errors);
-    EXPECT_TRUE(mentions("/rules/0/colour")) << ::testing::PrintToString(errors);
+    EXPECT_NE(errorsWith([](nlohmann::json& r) { r["strategy"] = "sometimes"; }).find("/strategy"),
+              std::string::npos);
+    EXPECT_NE(errorsWith([](nlohmann::json& r) {
+                  r["rules"][0]["match"]["nodes"]["loop"]["op"] = "ForLooop";
+              }).find("/rules/0/match/nodes/loop"),
+              std::string::npos);
+    EXPECT_NE(errorsWith([](nlohmann::json& r) {
+                  r["rules"][0]["colour"] = "blue";
+              }).find("/rules/0/colour"),
+              std::string::npos);
+    EXPECT_NE(errorsWith([](nlohmann::json& r) {
+                  r["rules"][0]["for_each"] = nlohmann::json::object();
+              }).find("/rules/0"),
+              std::string::npos);
 }
 
 } // namespace

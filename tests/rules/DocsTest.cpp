@@ -30,7 +30,7 @@ std::vector<std::string> ruleSetBlocks(std::string const& text) {
 
 TEST(Docs, TheRuleSetsOfTheGuideLoadAndKeepTheMeaning) {
     auto const blocks = ruleSetBlocks(readTextFile(KILN_SOURCE_DIR "/docs/rules.md"));
-    ASSERT_EQ(blocks.size(), 1u);
+    ASSERT_EQ(blocks.size(), 2u);
     rules::RuleSet const set = rules::parseRuleSet(blocks[0], "docs/rules.md");
     EXPECT_EQ(set.name, "tile-vectors");
 
@@ -43,4 +43,21 @@ TEST(Docs, TheRuleSetsOfTheGuideLoadAndKeepTheMeaning) {
     };
     EXPECT_EQ(rules::apply(set, graph, options).applications, 4);
     EXPECT_EQ(rules::countKind(graph, "PassThrough"), 6);
+}
+
+TEST(Docs, TheTemplateOfTheGuideExpandsAsItSays) {
+    auto const blocks = ruleSetBlocks(readTextFile(KILN_SOURCE_DIR "/docs/rules.md"));
+    ASSERT_EQ(blocks.size(), 2u);
+    rules::RuleSet const set = rules::parseRuleSet(blocks[1], "docs/rules.md");
+    std::vector<std::string> names;
+    for (auto const& r : set.rules)
+        names.push_back(r.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"mark-lhs", "mark-lhs-k-major", "mark-rhs",
+                                               "mark-rhs-k-major"}));
+    EXPECT_EQ(set.strategy.rules, names);
+    EXPECT_FALSE(set.rules[0].where.has_value()); // GUARD is null for the plain layout
+    EXPECT_EQ(set.rules[3].where->text, "k.size > 1");
+    EXPECT_EQ(set.rules[3].doc, "B's tile, stored-k-major.");
+    EXPECT_EQ(set.rules[3].match.edges[0].role, "rhs");
+    EXPECT_EQ(set.rules[3].match.edges[1].tails.fixed, (std::vector<std::string>{"k", "t"}));
 }

@@ -354,8 +354,9 @@ private:
                 value.failInString(offset, std::move(message));
             });
         if (value.isObject())
-            for (auto const& [key, member] : value.members()) {
-                check(key, [&](std::size_t, std::string message) {
+            for (auto const& entry : value.members()) {
+                JsonValue const& member = entry.second;
+                check(entry.first, [&](std::size_t, std::string message) {
                     member.failAtKey(std::move(message));
                 });
                 uses(member, bound, used);
@@ -494,10 +495,11 @@ private:
             grow(1, from);
             record(from, pointer, instance.index);
             OrderedJson object = OrderedJson::object();
-            for (auto const& [key, value] : from.members()) {
+            for (auto const& entry : from.members()) {
+                JsonValue const& value = entry.second;
                 std::vector<ExpandedRuleSet::Substitution::Piece> pieces;
                 std::string const name =
-                    replaced(key, instance, pieces, [&](std::size_t, std::string message) {
+                    replaced(entry.first, instance, pieces, [&](std::size_t, std::string message) {
                         value.failAtKey(std::move(message));
                     });
                 grow(name.size(), value);

@@ -136,6 +136,10 @@ std::string PtxWriter::newRegister(PtxType type) {
 }
 
 void PtxWriter::instruction(std::string const& text) {
+    if (++instructions_ > kMaxInstructions)
+        throw UserError(fmt::format("the kernel passes {} PTX instructions: the schedule writes "
+                                    "out too much code (an unrolled loop over a tile too large)",
+                                    kMaxInstructions));
     body_ += "    " + text + ";\n";
 }
 

@@ -406,6 +406,32 @@ TEST(PtxCodegen, AHugeStagedTileIsRefusedBeforeItsCodeIsWritten) {
               "bytes of shared memory; sm_90a has at most 232448");
 }
 
+// Without staging (STAGES=0) nothing bounds the tile by shared memory, and the contraction over
+// MT_K is written out: MT_K=65536 wrote 118 MB of PTX in 6 s, and MT_K near 2^63 never stopped
+// (found by FuzzCodegen). Both code generators stop as the kernel passes 200,000 instructions.
+TEST(PtxCodegen, AKernelOfTooManyInstructionsIsRefusedAsItIsWritten) {
+    auto const message = [](std::string const& target, std::int64_t mtK) {
+        std::map<std::string, std::int64_t> const p = {{"MT_K", mtK}, {"STAGES", 0}};
+        KernelGraph const graph = lowered("gemm.json", "gemm.pipeline.json", p, target);
+        try {
+            if (target.starts_with("gfx"))
+                lowering::emitAmdgcnKernel(graph, {.target = target, .schedule = p});
+            else
+                lowering::emitKernel(graph, {.target = target, .schedule = p});
+        } catch (UserError const& e) {
+            return std::string(e.what());
+        }
+        return std::string("emitted");
+    };
+    EXPECT_EQ(message("sm_90a", 6967068687966714032),
+              "error: operation #78 (ForLoop): the kernel passes 200000 PTX instructions: the "
+              "schedule writes out too much code (an unrolled loop over a tile too large)");
+    EXPECT_EQ(message("gfx942", 720858975502860386),
+              "error: operation #78 (ForLoop): the kernel passes 200000 instructions: the schedule "
+              "writes out too much code (an unrolled loop over a tile too large)");
+    EXPECT_EQ(message("sm_90a", 64), "emitted");
+}
+
 // STAGES copies of shared memory are filled ahead by asynchronous copies: on a target without
 // them (every AMD target today) more than one stage would be silently ignored, so it is refused,
 // by both code generators, with the parameter and the target.

@@ -10,7 +10,8 @@ Context::Context(Target target, std::string kernelName, ContextOptions options)
     , kernelName_(std::move(kernelName))
     , vgprs_(RegisterKind::Vector, target_.vgprs(), target_.name())
     , sgprs_(RegisterKind::Scalar, target_.sgprs(), target_.name())
-    , agprs_(RegisterKind::Accumulator, target_.agprs(), target_.name()) {
+    , agprs_(RegisterKind::Accumulator, target_.agprs(), target_.name())
+    , maxInstructions_(options.maxInstructions) {
     auto waitcnt = std::make_unique<WaitcntObserver>(target_);
     auto hazards = std::make_unique<HazardObserver>(target_);
     auto liveness = std::make_unique<LivenessObserver>(vgprs_, sgprs_);
@@ -61,6 +62,10 @@ PeekResult Context::peek(Instruction const& instruction) const {
 }
 
 void Context::schedule(Instruction instruction) {
+    if (scheduled_.size() >= maxInstructions_)
+        throw UserError(fmt::format("the kernel passes {} instructions: the schedule writes out "
+                                    "too much code (an unrolled loop over a tile too large)",
+                                    maxInstructions_));
     for (auto const& observer : observers_)
         observer->modify(instruction);
     for (auto const& observer : observers_)

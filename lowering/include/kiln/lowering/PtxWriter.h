@@ -46,8 +46,12 @@ public:
 
     /// A fresh register of `type`.
     std::string newRegister(PtxType type);
-    /// Appends one line of the kernel body (an instruction gets its `;` here).
+    /// Appends one line of the kernel body (an instruction gets its `;` here). A kernel of
+    /// more than kMaxInstructions is refused as it passes them (a UserError): a schedule that
+    /// writes out an unrolled loop over a huge tile stops at once instead of after minutes.
     void instruction(std::string const& text);
+    /// The largest shipped kernels have about 10,000 instructions.
+    static constexpr std::size_t kMaxInstructions = 200'000;
     void label(std::string const& name);
     /// A fresh label name.
     std::string newLabel(std::string_view hint);
@@ -103,6 +107,7 @@ private:
     KernelGraph const& graph_;
     IndexFacts const& facts_;
     std::map<PtxType, int> counts_;
+    std::size_t instructions_ = 0;
     int labels_ = 0;
     std::string body_;
     std::map<std::string, std::string> arguments_;

@@ -26,6 +26,10 @@ using Stream = std::vector<Instruction>;
 struct ContextOptions {
     /// Reads of registers nothing wrote are internal errors (off for hand-built streams).
     bool checkReads = true;
+    /// A kernel's instructions, at most: a schedule that writes out more (an unrolled loop over
+    /// a huge tile) is refused when it passes this, instead of being written for minutes. The
+    /// largest shipped kernels have about 10,000.
+    std::size_t maxInstructions = 200'000;
 };
 
 class Context {
@@ -88,6 +92,7 @@ private:
     LivenessObserver* liveness_ = nullptr;
     std::vector<std::unique_ptr<Observer>> observers_;
     std::vector<Instruction> scheduled_;
+    std::size_t maxInstructions_;
     int labels_ = 0;
 };
 

@@ -3,6 +3,8 @@
 // kernel does.
 #include "PtxCodegen.h"
 
+#include "CodeGenerators.h"
+
 namespace kiln::lowering {
 
 namespace detail {
@@ -286,10 +288,7 @@ EmittedKernel withinLimits(EmittedKernel kernel) {
 
 } // namespace
 
-EmittedKernel emitKernel(KernelGraph const& graph, CodegenOptions const& options) {
-    if (!options.target.starts_with("sm_"))
-        throw UserError(fmt::format("no code generator for target '{}' (PTX targets are sm_*)",
-                                    options.target));
+EmittedKernel detail::emitPtxKernel(KernelGraph const& graph, CodegenOptions const& options) {
     checkCodegenParameters(options);
     // A Multiply that warpgroups can run (wgmma) needs its staged tiles swizzled, which is
     // known only once the walk reaches it: a first run that only plans finds them, and the run

@@ -354,5 +354,19 @@ TEST(AmdgcnGraphKernel, RefusesWhatItCannotWrite) {
     EXPECT_FALSE(lowering::isAmdgcnTarget("sm_90a"));
 }
 
+// emitKernel chooses the code generator by the target's vendor in arch-db: the AMDGCN one for
+// every AMD target, the same kernel as emitAmdgcnKernel's; an unknown target is bad input.
+TEST(AmdgcnGraphKernel, EmitKernelChoosesByVendor) {
+    KernelGraph const graph = test::lowered("axpy.json", "elementwise.pipeline.json");
+    for (char const* target : {"gfx90a", "gfx942", "gfx1100"}) {
+        lowering::EmittedKernel const chosen = lowering::emitKernel(graph, {.target = target});
+        EXPECT_EQ(chosen.code, lowering::emitAmdgcnKernel(graph, {.target = target}).code)
+            << target;
+    }
+    EXPECT_NE(lowering::emitKernel(graph, {.target = "sm_80"}).code.find(".target sm_80"),
+              std::string::npos);
+    EXPECT_THROW((void)lowering::emitKernel(graph, {.target = "gfx0"}), UserError);
+}
+
 } // namespace
 } // namespace kiln

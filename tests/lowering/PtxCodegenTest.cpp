@@ -542,10 +542,14 @@ TEST(PtxCodegen, AGraphThatIsNotLoweredIsRefusedByName) {
     }
 }
 
+// emitKernel chooses the code generator by the target's vendor: an AMD target gets AMDGCN, not
+// PTX; a target arch-db does not know is refused.
 TEST(PtxCodegen, AnAmdTargetIsNotAPtxTarget) {
-    EXPECT_THROW(lowering::emitKernel(lowered("axpy.json", "elementwise.pipeline.json"),
-                                      {.target = "gfx942"}),
-                 UserError);
+    auto const graph = lowered("axpy.json", "elementwise.pipeline.json");
+    auto const kernel = lowering::emitKernel(graph, {.target = "gfx942"});
+    EXPECT_EQ(kernel.code.find(".visible .entry"), std::string::npos);
+    EXPECT_NE(kernel.code.find(".amdhsa_kernel"), std::string::npos);
+    EXPECT_THROW(lowering::emitKernel(graph, {.target = "sm_0"}), UserError);
 }
 
 class PtxGolden : public ::testing::TestWithParam<Case> {};

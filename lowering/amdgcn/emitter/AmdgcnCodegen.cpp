@@ -1,6 +1,7 @@
 // The AMDGCN code generator: the kernel frame, the walk of the control graph, and element-wise
 // and reduction operations. See AmdgcnCodegen.h for what it does; the comments say how.
 #include "AmdgcnKernelWriter.h"
+#include "CodeGenerators.h"
 #include "kiln/graph/Simplify.h"
 
 #include <fmt/format.h>
@@ -265,8 +266,12 @@ EmittedKernel emitAmdgcnKernel(KernelGraph const& graph, CodegenOptions const& o
     if (!isAmdgcnTarget(options.target))
         throw UserError(
             fmt::format("'{}' is not an AMD target (gfx90a, gfx942, gfx1100)", options.target));
+    return detail::emitAmdgcnKernel(graph, options);
+}
+
+EmittedKernel detail::emitAmdgcnKernel(KernelGraph const& graph, CodegenOptions const& options) {
     checkCodegenParameters(options);
-    return detail::AmdgcnKernelWriter(graph, options).run();
+    return AmdgcnKernelWriter(graph, options).run();
 }
 
 } // namespace kiln::lowering

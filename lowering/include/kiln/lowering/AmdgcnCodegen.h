@@ -16,6 +16,9 @@
 
 namespace kiln::lowering {
 
+// emitKernel chooses this code generator for AMD targets itself; emitAmdgcnKernel and
+// isAmdgcnTarget stay for the callers that choose by name until they call emitKernel.
+
 /// Whether `target` names an AMD target ("gfx...").
 bool isAmdgcnTarget(std::string_view target);
 

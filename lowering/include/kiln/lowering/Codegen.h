@@ -1,9 +1,10 @@
 // Codegen.h: from a lowered KernelGraph to a kernel for one target, with its manifest.
 //
-// emitKernel walks the control graph and writes the kernel: PTX for NVIDIA targets (sm_80,
-// sm_89, sm_90, sm_90a). Addresses come from the coordinate transforms, solved from the
-// hardware indices (IndexExpressions.h); values a workitem owns (Distribution.h) live in its
-// registers; loads and stores of consecutive, aligned elements become vector accesses; every
+// emitKernel walks the control graph and writes the kernel for the target's vendor in arch-db:
+// PTX for NVIDIA targets (sm_80, sm_89, sm_90, sm_90a), AMDGCN assembly for AMD ones (gfx90a,
+// gfx942, gfx1100; AmdgcnCodegen.h says how). Addresses come from the coordinate transforms, solved
+// from the hardware indices (IndexExpressions.h); values a workitem owns (Distribution.h) live in
+// its registers; loads and stores of consecutive, aligned elements become vector accesses; every
 // element outside a tensor is masked. The manifest says everything a launcher needs: entry,
 // parameters (name, type, size, offset, pointer or value), block, the grid as expressions of
 // the sizes, shared memory, target, schedule parameters and a hash of the graph.
@@ -75,8 +76,9 @@ struct EmittedKernel {
 /// the schedule: the driver would refuse to launch it.
 void checkRegisters(EmittedKernel const& kernel, int registers);
 
-/// The kernel for `graph` on `options.target`. A UserError names what the graph asks for that
-/// code generation cannot do (and the operation it belongs to).
+/// The kernel for `graph` on `options.target`, written by the code generator of the target's
+/// vendor (arch-db). A UserError names an unknown target, or what the graph asks for that code
+/// generation cannot do (and the operation it belongs to).
 EmittedKernel emitKernel(KernelGraph const& graph, CodegenOptions const& options);
 
 } // namespace kiln::lowering

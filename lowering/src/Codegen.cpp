@@ -1,0 +1,27 @@
+// emitKernel: the target's vendor, as arch-db describes it, chooses the code generator; a new
+// target of an existing vendor needs only its arch-db entry.
+#include "CodeGenerators.h"
+#include "kiln/arch-db/ArchLibrary.h"
+#include "kiln/graph/Error.h"
+
+#include <fmt/format.h>
+
+namespace kiln::lowering {
+
+EmittedKernel emitKernel(KernelGraph const& graph, CodegenOptions const& options) {
+    auto const* arch = arch::ArchLibrary::instance().find(options.target);
+    if (!arch)
+        throw UserError(fmt::format("no code generator for target '{}' (targets: {})",
+                                    options.target,
+                                    fmt::join(arch::ArchLibrary::instance().targetNames(), ", ")));
+    switch (arch->vendor()) {
+    case arch::Vendor::Nvidia:
+        return detail::emitPtxKernel(graph, options);
+    case arch::Vendor::Amd:
+        return detail::emitAmdgcnKernel(graph, options);
+    }
+    KILN_ASSERT(false, "target {} has a vendor without a code generator", options.target);
+    return {};
+}
+
+} // namespace kiln::lowering

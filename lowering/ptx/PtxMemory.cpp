@@ -118,50 +118,17 @@ void PtxCodegen::move(Id value, Held& held, Id memory, bool isLoad) {
     DataType const stored = tensorType(memory);
     int const bytes = sizeInBytes(stored);
     std::size_t const count = held.elements.size();
-    std::vector<ExprPtr> offsets(count);
-    std::vector<std::vector<ExprPtr>> conditions(count);
-    auto const valueAxes = axes(value);
-    for (std::size_t c = 0; c < count; ++c) {
-        auto k = known();
-        for (Id a : valueAxes)
-            k[a] = held.elements[c].at(a);
-        auto const solution = solveIndices(graph_, k, {memory}, facts_);
-        offsets[c] = solution.at(memory);
-        conditions[c] = held.elements[c].conditions;
-        for (auto const& extra : solution.conditions)
-            if (std::none_of(conditions[c].begin(), conditions[c].end(),
-                             [&](ExprPtr const& e) { return equal(e, extra); }))
-                conditions[c].push_back(extra);
-        // A flattened index inside its tensor when its axes are: no check of its own.
-        for (std::size_t i = conditions[c].size(); i-- > 0;) {
-            std::vector<ExprPtr> others = conditions[c];
-            others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
-            if (facts_.impliedBy(conditions[c][i], others))
-                conditions[c] = std::move(others);
-        }
-    }
+    // A flattened index inside its tensor when its axes are: no check of its own.
+    Placed const placed = place(value, held, memory, /*dropImplied=*/true);
+    auto const& offsets = placed.offsets;
+    auto const& conditions = placed.conditions;
     // Vector accesses where elements are consecutive in memory; alignment that the facts do
     // not prove is checked when the kernel runs.
     std::vector<ExprPtr> fast;
-    auto consecutive = [&](std::size_t start, std::size_t width) {
-        if (start % width != 0 || start + width > count)
-            return false;
-        for (std::size_t k = 1; k < width; ++k) {
-            auto d = IndexFacts::difference(offsets[start + k], offsets[start]);
-            if (!d || *d != static_cast<std::int64_t>(k))
-                return false;
-        }
-        return true;
-    };
     std::vector<std::pair<std::size_t, std::size_t>> accesses; // start, width
     std::size_t const widest = static_cast<std::size_t>(16 / bytes);
     for (std::size_t start = 0; start < count;) {
-        std::size_t width = 1;
-        for (std::size_t w = widest; w > 1; w /= 2)
-            if (w * static_cast<std::size_t>(bytes) >= 4 && consecutive(start, w)) {
-                width = w;
-                break;
-            }
+        std::size_t const width = accessWidth(offsets, start, widest, bytes);
         if (width > 1)
             for (auto const& c :
                  facts_.alignedWhen(offsets[start], static_cast<std::int64_t>(width)))

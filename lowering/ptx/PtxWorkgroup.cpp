@@ -65,33 +65,15 @@ std::vector<std::string> PtxCodegen::readShared(Id shared,
                                                 std::vector<std::map<Id, ExprPtr>> const& at,
                                                 DataType type, SharedBases& bases) {
     DataType const stored = graph_.coordinates.node(shared).dtype.value_or(DataType::F32);
-    std::vector<ExprPtr> offsets;
-    for (auto const& k : at) {
-        auto const solution = solveIndices(graph_, k, {shared}, facts_);
-        if (!solution.conditions.empty())
-            throw UserError(fmt::format("a read of Shared #{} may fall outside it (unless {})",
-                                        shared, toString(solution.conditions.front())));
-        offsets.push_back(solution.at(shared));
-    }
+    std::vector<ExprPtr> const offsets = sharedIndices(shared, at);
     Held run;
     run.type = type;
     for (std::size_t i = 0; i < at.size(); ++i)
         run.registers.push_back(writer_.newRegister(registerType(type)));
     std::size_t const widest = static_cast<std::size_t>(16 / sizeInBytes(stored));
     for (std::size_t start = 0; start < offsets.size();) {
-        std::size_t width = widest;
-        for (; width > 1; width /= 2) {
-            if (start + width > offsets.size() ||
-                facts_.powerOfTwoDivisor(offsets[start]) < static_cast<std::int64_t>(width))
-                continue;
-            bool consecutive = true;
-            for (std::size_t k = 1; k < width && consecutive; ++k) {
-                auto const d = IndexFacts::difference(offsets[start + k], offsets[start]);
-                consecutive = d && *d == static_cast<std::int64_t>(k);
-            }
-            if (consecutive)
-                break;
-        }
+        std::size_t const width =
+            sharedReadWidth(offsets, start, widest, sizeInBytes(stored), /*minBytes=*/0);
         std::string const address = sharedAddress(shared, offsets[start], bases);
         if (width > 1) {
             vector(run, start, width, stored, address, /*isLoad=*/true, ".shared");

@@ -5,6 +5,7 @@
 #include "OperationOrder.h"
 #include "kiln/amdgcn/Register.h"
 #include "kiln/graph/Distribution.h"
+#include "kiln/graph/ExpressionText.h"
 #include "kiln/graph/Simplify.h"
 #include "kiln/graph/UnrolledLoop.h"
 
@@ -343,6 +344,91 @@ Register KernelWalker<Register>::valueAt(Id d, Held<Register> const* current, st
         k[d] = here.at(currentId_);
     }
     return readInPlace(view->second, d, k, here.conditions);
+}
+
+template <class Register>
+typename KernelWalker<Register>::Placed
+KernelWalker<Register>::place(Id value, Held<Register> const& held, Id memory,
+                              bool dropImplied) const {
+    std::size_t const count = held.elements.size();
+    Placed out{std::vector<ExprPtr>(count), std::vector<std::vector<ExprPtr>>(count)};
+    auto const valueAxes = axes(value);
+    for (std::size_t c = 0; c < count; ++c) {
+        auto k = known();
+        for (Id a : valueAxes)
+            k[a] = held.elements[c].at(a);
+        auto const solution = solveIndices(graph_, k, {memory}, facts_);
+        out.offsets[c] = solution.at(memory);
+        auto& conditions = out.conditions[c];
+        conditions = held.elements[c].conditions;
+        for (auto const& extra : solution.conditions)
+            if (std::none_of(conditions.begin(), conditions.end(),
+                             [&](ExprPtr const& e) { return equal(e, extra); }))
+                conditions.push_back(extra);
+        if (!dropImplied)
+            continue;
+        for (std::size_t i = conditions.size(); i-- > 0;) {
+            std::vector<ExprPtr> others = conditions;
+            others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
+            if (facts_.impliedBy(conditions[i], others))
+                conditions = std::move(others);
+        }
+    }
+    return out;
+}
+
+template <class Register>
+std::size_t KernelWalker<Register>::accessWidth(std::vector<ExprPtr> const& offsets,
+                                                std::size_t start, std::size_t widest, int bytes) {
+    auto consecutive = [&](std::size_t width) {
+        if (start % width != 0 || start + width > offsets.size())
+            return false;
+        for (std::size_t k = 1; k < width; ++k) {
+            auto d = IndexFacts::difference(offsets[start + k], offsets[start]);
+            if (!d || *d != static_cast<std::int64_t>(k))
+                return false;
+        }
+        return true;
+    };
+    for (std::size_t w = widest; w > 1; w /= 2)
+        if (w * static_cast<std::size_t>(bytes) >= 4 && consecutive(w))
+            return w;
+    return 1;
+}
+
+template <class Register>
+std::vector<ExprPtr>
+KernelWalker<Register>::sharedIndices(Id shared,
+                                      std::vector<std::map<Id, ExprPtr>> const& at) const {
+    std::vector<ExprPtr> offsets;
+    for (auto const& k : at) {
+        auto const solution = solveIndices(graph_, k, {shared}, facts_);
+        if (!solution.conditions.empty())
+            throw UserError(fmt::format("a read of Shared #{} may fall outside it (unless {})",
+                                        shared, toString(solution.conditions.front())));
+        offsets.push_back(solution.at(shared));
+    }
+    return offsets;
+}
+
+template <class Register>
+std::size_t KernelWalker<Register>::sharedReadWidth(std::vector<ExprPtr> const& offsets,
+                                                    std::size_t start, std::size_t widest,
+                                                    int bytes, int minBytes) const {
+    std::size_t width = widest;
+    for (; width > 1; width /= 2) {
+        if (start + width > offsets.size() || static_cast<int>(width) * bytes < minBytes ||
+            facts_.powerOfTwoDivisor(offsets[start]) < static_cast<std::int64_t>(width))
+            continue;
+        bool consecutive = true;
+        for (std::size_t k = 1; k < width && consecutive; ++k) {
+            auto const d = IndexFacts::difference(offsets[start + k], offsets[start]);
+            consecutive = d && *d == static_cast<std::int64_t>(k);
+        }
+        if (consecutive)
+            break;
+    }
+    return width;
 }
 
 template <class Register>

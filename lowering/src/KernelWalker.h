@@ -102,6 +102,32 @@ protected:
     std::vector<Id> axes(Id d) const { return flattenAxes(graph_, d); }
     static ExprPtr index(Id d) { return kiln::index(d); }
 
+    // ---- Where accessed elements lie, and how they group into vector accesses --------------
+
+    /// Each element of a held value at its place in a tensor: its offset, and the conditions
+    /// under which it exists there.
+    struct Placed {
+        std::vector<ExprPtr> offsets;
+        std::vector<std::vector<ExprPtr>> conditions;
+    };
+    /// The elements of held value `value` in tensor `memory`: its own conditions and its
+    /// address's. `dropImplied`: a condition the others imply goes (a flattened index inside its
+    /// tensor when its axes are).
+    Placed place(Id value, Held<Register> const& held, Id memory, bool dropImplied) const;
+    /// The elements of one global access from element `start`: the widest power of two up to
+    /// `widest` that starts at a multiple of itself, moves at least 4 bytes of `bytes` each and
+    /// whose offsets are consecutive; 1 where none does.
+    static std::size_t accessWidth(std::vector<ExprPtr> const& offsets, std::size_t start,
+                                   std::size_t widest, int bytes);
+    /// The indices of Shared `shared` at each of `at`; a UserError where a read may leave it.
+    std::vector<ExprPtr> sharedIndices(Id shared,
+                                       std::vector<std::map<Id, ExprPtr>> const& at) const;
+    /// The elements of one shared-memory read from `start`: the widest power of two up to
+    /// `widest` whose first index the facts prove a multiple of it, that moves at least
+    /// `minBytes` of `bytes` each and whose indices are consecutive; 1 where none does.
+    std::size_t sharedReadWidth(std::vector<ExprPtr> const& offsets, std::size_t start,
+                                std::size_t widest, int bytes, int minBytes) const;
+
     // ---- The emitter: what each target writes ----------------------------------------------
 
     /// Registers for the elements of `held`, which is about to hold value `d`.

@@ -96,40 +96,18 @@ void AmdgcnKernelWriter::move(Id value, Held& held, Id memory, bool isLoad) {
     DataType const stored = tensorType(memory);
     int const bytes = elementBytes(stored);
     std::size_t const count = held.elements.size();
-    std::vector<ExprPtr> offsets(count);
-    std::vector<std::vector<ExprPtr>> conditions(count);
-    auto const valueAxes = flattenAxes(graph_, value);
-    for (std::size_t c = 0; c < count; ++c) {
-        auto k = known();
-        for (Id a : valueAxes)
-            k[a] = held.elements[c].at(a);
-        auto const solution = solveIndices(graph_, k, {memory}, facts_);
-        offsets[c] = solution.at(memory);
-        conditions[c] = held.elements[c].conditions;
-        addUnique(conditions[c], solution.conditions);
-    }
-    auto consecutive = [&](std::size_t start, std::size_t width) {
-        if (start % width != 0 || start + width > count)
-            return false;
-        for (std::size_t k = 1; k < width; ++k) {
-            auto d = IndexFacts::difference(offsets[start + k], offsets[start]);
-            if (!d || *d != static_cast<std::int64_t>(k))
-                return false;
-        }
-        return true;
-    };
+    // Every condition stays (the PTX target drops those the others imply): the masks follow
+    // them.
+    Placed const placed = place(value, held, memory, /*dropImplied=*/false);
+    auto const& offsets = placed.offsets;
+    auto const& conditions = placed.conditions;
     bool const packable = bytes >= 4 || stored == DataType::F16 || stored == DataType::BF16;
     std::size_t const widest = packable ? static_cast<std::size_t>(16 / bytes) : 1;
     gcn::ExpressionGenerator gen(b_, leaves());
     gen.reuse(&memo_);
     gcn::Value const zero = gcn::Value::literal(0, stored);
     for (std::size_t start = 0; start < count;) {
-        std::size_t width = 1;
-        for (std::size_t w = widest; w > 1; w /= 2)
-            if (w * static_cast<std::size_t>(bytes) >= 4 && consecutive(start, w)) {
-                width = w;
-                break;
-            }
+        std::size_t const width = accessWidth(offsets, start, widest, bytes);
         gcn::Value const at = address(gen, memory, offsets[start], stored);
         std::vector<std::optional<gcn::Value>> masks(width);
         std::vector<ExprPtr> all;

@@ -169,30 +169,11 @@ std::vector<gcn::Value> AmdgcnKernelWriter::readShared(Id shared,
                                                        SharedBases& bases) {
     DataType const stored = graph_.coordinates.node(shared).dtype.value_or(DataType::F32);
     int const bytes = sizeInBytes(stored);
-    std::vector<ExprPtr> offsets;
-    for (auto const& k : at) {
-        auto const solution = solveIndices(graph_, k, {shared}, facts_);
-        if (!solution.conditions.empty())
-            throw UserError(fmt::format("a read of Shared #{} may fall outside it (unless {})",
-                                        shared, toString(solution.conditions.front())));
-        offsets.push_back(solution.at(shared));
-    }
+    std::vector<ExprPtr> const offsets = sharedIndices(shared, at);
     std::vector<gcn::Value> out(offsets.size());
     std::size_t const widest = static_cast<std::size_t>(16 / bytes);
     for (std::size_t start = 0; start < offsets.size();) {
-        std::size_t width = widest;
-        for (; width > 1; width /= 2) {
-            if (start + width > offsets.size() || static_cast<int>(width) * bytes < 4 ||
-                facts_.powerOfTwoDivisor(offsets[start]) < static_cast<std::int64_t>(width))
-                continue;
-            bool consecutive = true;
-            for (std::size_t k = 1; k < width && consecutive; ++k) {
-                auto const d = IndexFacts::difference(offsets[start + k], offsets[start]);
-                consecutive = d && *d == static_cast<std::int64_t>(k);
-            }
-            if (consecutive)
-                break;
-        }
+        std::size_t const width = sharedReadWidth(offsets, start, widest, bytes, /*minBytes=*/4);
         auto const [address, offset] = ldsAddress(shared, offsets[start], bases);
         gcn::Value const raw =
             memory_.loadLds(address, static_cast<int>(width) * bytes, offset).as(stored);

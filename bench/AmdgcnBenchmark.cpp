@@ -1,14 +1,14 @@
 // AmdgcnBenchmark.cpp: kiln_amdgcn_bench, the CPU cost of AMDGCN kernels from lowered graphs.
 //
 // Codegen: a lowered KernelGraph (lowered once, outside the timing) to the kernel's assembly
-// text, descriptor, metadata note and manifest (lowering::emitAmdgcnKernel), per example and
+// text, descriptor, metadata note and manifest (lowering::emitKernel), per example and
 // target. Assembly: that text to a code object in memory, by the assembler runtime/Assembler.h
 // picks for the target (Comgr for gfx90a, LLVM 16 MC + lld for gfx942 and gfx1100), and by
 // LLVM MC for gfx90a too, so that the two can be compared. The f16 GEMM on the matrix cores
 // (MMA=1, v_mfma) runs on gfx90a and gfx942 only: gfx1100 has no MFMA.
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/Translate.h"
-#include "kiln/lowering/AmdgcnCodegen.h"
+#include "kiln/lowering/Codegen.h"
 #include "kiln/rules/ArchFacts.h"
 #include "kiln/rules/Pipeline.h"
 #include "kiln/runtime/Assembler.h"
@@ -54,7 +54,7 @@ void codegen(benchmark::State& state, Example const& e, std::string const& targe
     KernelGraph const graph = lowered(e, target);
     std::size_t bytes = 0;
     for (auto _ : state) {
-        auto kernel = lowering::emitAmdgcnKernel(graph, {.target = target, .schedule = e.schedule});
+        auto kernel = lowering::emitKernel(graph, {.target = target, .schedule = e.schedule});
         bytes = kernel.code.size();
         benchmark::DoNotOptimize(kernel);
     }
@@ -64,8 +64,7 @@ void codegen(benchmark::State& state, Example const& e, std::string const& targe
 void assemble(benchmark::State& state, Example const& e, std::string const& target,
               std::string const& assemblerName) {
     std::string const text =
-        lowering::emitAmdgcnKernel(lowered(e, target), {.target = target, .schedule = e.schedule})
-            .code;
+        lowering::emitKernel(lowered(e, target), {.target = target, .schedule = e.schedule}).code;
     auto assembler = assemblerName.empty() ? runtime::assemblerFor(target)
                                            : runtime::makeAssembler(assemblerName);
     if (!assembler.ok()) {

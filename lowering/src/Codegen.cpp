@@ -8,13 +8,16 @@
 
 namespace kiln::lowering {
 
-EmittedKernel emitKernel(KernelGraph const& graph, CodegenOptions const& options) {
-    auto const* arch = arch::ArchLibrary::instance().find(options.target);
+arch::Vendor targetVendor(std::string_view target) {
+    auto const* arch = arch::ArchLibrary::instance().find(target);
     if (!arch)
-        throw UserError(fmt::format("no code generator for target '{}' (targets: {})",
-                                    options.target,
+        throw UserError(fmt::format("no code generator for target '{}' (targets: {})", target,
                                     fmt::join(arch::ArchLibrary::instance().targetNames(), ", ")));
-    switch (arch->vendor()) {
+    return arch->vendor();
+}
+
+EmittedKernel emitKernel(KernelGraph const& graph, CodegenOptions const& options) {
+    switch (targetVendor(options.target)) {
     case arch::Vendor::Nvidia:
         return detail::emitPtxKernel(graph, options);
     case arch::Vendor::Amd:

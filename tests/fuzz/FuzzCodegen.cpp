@@ -18,7 +18,6 @@
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/graph/Verify.h"
-#include "kiln/lowering/AmdgcnCodegen.h"
 #include "kiln/lowering/Codegen.h"
 #include "kiln/rules/ArchFacts.h"
 #include "kiln/rules/Pipeline.h"
@@ -131,9 +130,7 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         for (auto const& name : command.sizes())
             codegen.sizes[name] = static_cast<std::int64_t>(command.defaults.at(name));
     try {
-        auto const kernel = kiln::lowering::isAmdgcnTarget(target)
-                                ? kiln::lowering::emitAmdgcnKernel(graph, codegen)
-                                : kiln::lowering::emitKernel(graph, codegen);
+        auto const kernel = kiln::lowering::emitKernel(graph, codegen);
         if (kernel.code.empty() || kernel.entry.empty())
             finding("an emitted kernel without code or entry", target);
         if (kernel.manifestJson().empty())

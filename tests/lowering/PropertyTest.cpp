@@ -19,7 +19,6 @@
 #include "LoweringTestSupport.h"
 #include "kiln/graph/SemanticCheck.h"
 #include "kiln/graph/Verify.h"
-#include "kiln/lowering/AmdgcnCodegen.h"
 #include "kiln/lowering/Codegen.h"
 #include "kiln/runtime/Assembler.h"
 #include "kiln/runtime/Ptxas.h"
@@ -742,9 +741,7 @@ TEST(Property, RandomCommandsLowerEmitAndAssemble) {
                 std::optional<lowering::EmittedKernel> kernel;
                 try {
                     Timer t(tally.seconds["emitting"]);
-                    kernel = lowering::isAmdgcnTarget(target)
-                                 ? lowering::emitAmdgcnKernel(graph, codegen)
-                                 : lowering::emitKernel(graph, codegen);
+                    kernel = lowering::emitKernel(graph, codegen);
                 } catch (UserError const& e) {
                     ++tally.refusedCodegen[key];
                     if (verbose)
@@ -760,7 +757,7 @@ TEST(Property, RandomCommandsLowerEmitAndAssemble) {
                 ++tally.emitted[key];
                 if (verbose)
                     fmt::print("seed {} {}: emitted ({})\n", seed, key, here.params);
-                if (lowering::isAmdgcnTarget(target)) {
+                if (lowering::targetVendor(target) == arch::Vendor::Amd) {
                     if (!amdAssembler.ok())
                         continue;
                     Timer t(tally.seconds["assembling AMDGCN"]);

@@ -2,7 +2,6 @@
 // NVIDIA target and assembled by ptxas; small kernels are compared with golden PTX.
 //     KILN_UPDATE_GOLDEN=1 ctest --test-dir build -R PtxGolden    (then review the diff)
 #include "LoweringTestSupport.h"
-#include "kiln/lowering/AmdgcnCodegen.h"
 #include "kiln/lowering/Codegen.h"
 #include "kiln/runtime/Ptxas.h"
 
@@ -414,10 +413,7 @@ TEST(PtxCodegen, AKernelOfTooManyInstructionsIsRefusedAsItIsWritten) {
         std::map<std::string, std::int64_t> const p = {{"MT_K", mtK}, {"STAGES", 0}};
         KernelGraph const graph = lowered("gemm.json", "gemm.pipeline.json", p, target);
         try {
-            if (target.starts_with("gfx"))
-                lowering::emitAmdgcnKernel(graph, {.target = target, .schedule = p});
-            else
-                lowering::emitKernel(graph, {.target = target, .schedule = p});
+            lowering::emitKernel(graph, {.target = target, .schedule = p});
         } catch (UserError const& e) {
             return std::string(e.what());
         }
@@ -439,10 +435,7 @@ TEST(PtxCodegen, CodegenParametersTheTargetCannotHonourAreRefused) {
     auto const message = [](std::string const& target, std::map<std::string, std::int64_t> p) {
         KernelGraph const graph = lowered("gemm.json", "gemm.pipeline.json", p, target);
         try {
-            if (target.starts_with("gfx"))
-                lowering::emitAmdgcnKernel(graph, {.target = target, .schedule = p});
-            else
-                lowering::emitKernel(graph, {.target = target, .schedule = p});
+            lowering::emitKernel(graph, {.target = target, .schedule = p});
         } catch (UserError const& e) {
             return std::string(e.what());
         }

@@ -9,10 +9,7 @@
 #include "Params.h"
 #include "Subcommands.h"
 #include "kiln/graph/CommandJson.h"
-#include "kiln/graph/Translate.h"
-#include "kiln/lowering/AmdgcnCodegen.h"
-#include "kiln/lowering/Codegen.h"
-#include "kiln/rules/ArchFacts.h"
+#include "kiln/lowering/Compile.h"
 #include "kiln/rules/Pipeline.h"
 #include "kiln/runtime/Assembler.h"
 
@@ -42,21 +39,14 @@ void addEmit(CLI::App& app) {
     sub->add_option("-o,--output", o->output, "Folder for ENTRY.ptx and ENTRY.manifest.json");
     sub->callback([o] {
         Command const command = loadCommand(o->command);
-        rules::EngineOptions options{.parameters = parseParams(o->params),
-                                     .arch = rules::archFacts(o->target)};
-        bool const amd = lowering::isAmdgcnTarget(o->target);
+        lowering::CompileOptions const options{.target = o->target,
+                                               .parameters = parseParams(o->params)};
         // The graph lowered by `file`, and the kernel written from it.
         auto emitWith = [&](std::string const& file) {
             rules::Pipeline const pipeline = rules::loadPipeline(file);
             if (!o->pipeline.empty()) // with a folder, a pipeline may not read them all
                 checkParams(options.parameters, pipeline, file);
-            KernelGraph graph = translate(command);
-            rules::lower(pipeline, graph, options);
-            lowering::CodegenOptions codegen{.target = o->target, .schedule = pipeline.defaults};
-            for (auto const& [name, value] : options.parameters)
-                codegen.schedule[name] = value;
-            return amd ? lowering::emitAmdgcnKernel(graph, codegen)
-                       : lowering::emitKernel(graph, codegen);
+            return lowering::compileCommand(command, pipeline, options).kernel;
         };
         std::optional<lowering::EmittedKernel> chosen;
         if (!o->pipeline.empty()) {
@@ -87,6 +77,7 @@ void addEmit(CLI::App& app) {
                      o->command, o->target, why.empty() ? " (none found)" : why);
         }
         auto const& kernel = *chosen;
+        bool const amd = lowering::targetVendor(o->target) == arch::Vendor::Amd;
         if (o->output.empty()) {
             fmt::print("{}", kernel.code);
             return;

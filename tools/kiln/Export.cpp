@@ -15,9 +15,7 @@
 #include "Subcommands.h"
 #include "Tuning.h"
 #include "kiln/graph/CommandJson.h"
-#include "kiln/graph/Translate.h"
-#include "kiln/lowering/AmdgcnCodegen.h"
-#include "kiln/rules/ArchFacts.h"
+#include "kiln/lowering/Compile.h"
 #include "kiln/runtime/Assembler.h"
 #include "kiln/runtime/Ptxas.h"
 #include "kiln/scheduler/CheckProvenance.h"
@@ -33,17 +31,11 @@
 namespace kiln::cli {
 
 ExportedFiles exportKernel(ExportRequest const& request) {
-    KernelGraph graph = translate(*request.command);
-    rules::EngineOptions options{.parameters = request.params,
-                                 .arch = rules::archFacts(request.target)};
-    rules::lower(*request.pipeline, graph, options);
-    lowering::CodegenOptions codegen{.target = request.target,
-                                     .schedule = request.pipeline->defaults};
-    for (auto const& [k, v] : request.params)
-        codegen.schedule[k] = v;
-    bool const amd = lowering::isAmdgcnTarget(request.target);
     lowering::EmittedKernel const kernel =
-        amd ? lowering::emitAmdgcnKernel(graph, codegen) : lowering::emitKernel(graph, codegen);
+        lowering::compileCommand(*request.command, *request.pipeline,
+                                 {.target = request.target, .parameters = request.params})
+            .kernel;
+    bool const amd = lowering::targetVendor(request.target) == arch::Vendor::Amd;
     std::string const name = request.name.empty() ? kernel.entry : request.name;
     // An AMD kernel is exported as its code object: HIP loads code objects, not assembly.
     std::optional<std::string> codeObject;

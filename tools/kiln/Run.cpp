@@ -11,10 +11,7 @@
 #include "Problem.h"
 #include "Subcommands.h"
 #include "kiln/graph/CommandJson.h"
-#include "kiln/graph/Translate.h"
-#include "kiln/lowering/AmdgcnCodegen.h"
-#include "kiln/lowering/Codegen.h"
-#include "kiln/rules/ArchFacts.h"
+#include "kiln/lowering/Compile.h"
 #include "kiln/rules/Pipeline.h"
 #include "kiln/runtime/Platform.h"
 
@@ -43,7 +40,7 @@ void addRun(CLI::App& app) {
     sub->add_flag("--specialize", o->specialize,
                   "Emit the kernel for these sizes only, as `kiln tune --specialize` does");
     sub->callback([o] {
-        if (lowering::isAmdgcnTarget(o->target))
+        if (lowering::targetVendor(o->target) == arch::Vendor::Amd)
             fail("kiln run runs kernels on a CUDA device; {} code runs through the HIP platform "
                  "on an AMD GPU, which kiln run does not drive yet: `kiln emit --target {}` "
                  "writes the code object and its manifest for the HIP launcher (docs/runtime.md)",
@@ -51,17 +48,12 @@ void addRun(CLI::App& app) {
         Command const command = loadCommand(o->command);
         rules::Pipeline const pipeline = rules::loadPipeline(o->pipeline);
         checkParams(parseParams(o->params), pipeline, o->pipeline);
-        KernelGraph graph = translate(command);
-        rules::EngineOptions options{.parameters = parseParams(o->params),
-                                     .arch = rules::archFacts(o->target)};
-        rules::lower(pipeline, graph, options);
-        lowering::CodegenOptions codegen{.target = o->target, .schedule = pipeline.defaults};
-        for (auto const& [name, value] : options.parameters)
-            codegen.schedule[name] = value;
         auto const problem = problemOf(command, o->sizes);
+        lowering::CompileOptions options{.target = o->target, .parameters = parseParams(o->params)};
         if (o->specialize) // the kernel `kiln tune --specialize` times
-            codegen.sizes = sizesOf(command, problem);
-        auto const kernel = lowering::emitKernel(graph, codegen);
+            options.sizes = sizesOf(command, problem);
+        auto const [lowered, kernel] = lowering::compileCommand(command, pipeline, options);
+        KernelGraph const& graph = lowered.graph;
 
         auto platform = runtime::loadPlatform("cuda");
         if (!platform)

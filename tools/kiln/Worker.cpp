@@ -23,10 +23,7 @@
 #include "kiln/graph/GraphJson.h"
 #include "kiln/graph/SemanticCheck.h"
 #include "kiln/graph/SourceJson.h"
-#include "kiln/graph/Translate.h"
-#include "kiln/lowering/AmdgcnCodegen.h"
-#include "kiln/lowering/Codegen.h"
-#include "kiln/rules/ArchFacts.h"
+#include "kiln/lowering/Compile.h"
 #include "kiln/rules/Pipeline.h"
 #include "kiln/runtime/Assembler.h"
 #include "kiln/runtime/Kernel.h"
@@ -94,7 +91,7 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
     // generator cannot emit is only lowered: "emitted": 0), or false.
     auto const emit = request.value("emit", nlohmann::json(false));
     bool const emitting = emit == true || emit == "try";
-    bool const amd = lowering::isAmdgcnTarget(target);
+    bool const amd = lowering::targetVendor(target) == arch::Vendor::Amd;
     bool const assemble = emitting && request.value("assemble", false);
     std::optional<scheduler::CompileCache> cache;
     if (emitting && request.value("cache", true))
@@ -123,31 +120,25 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
 
     Command const command = loadCommand(commandFile);
     rules::Pipeline const pipeline = rules::loadPipeline(pipelineFile);
-    KernelGraph graph = translate(command);
-    rules::EngineOptions options{
-        .parameters = request.at("params").get<std::map<std::string, std::int64_t>>(),
-        .arch = rules::archFacts(target)};
+    lowering::CompileOptions options{
+        .target = target,
+        .parameters = request.at("params").get<std::map<std::string, std::int64_t>>()};
+    // The sweep's problem: code for its sizes only (CodegenOptions::sizes).
+    if (request.contains("sizes") && request.at("sizes").is_object())
+        options.sizes = sizesOf(command, request.at("sizes").get<std::map<std::string, double>>());
+    lowering::LoweredCommand const lowered = lowering::lowerCommand(command, pipeline, options);
     // A point whose parameters every guard refuses leaves the Command unlowered: a kernel of one
     // workitem, or an interpreter run of the Command itself, which must not win a sweep.
-    std::int64_t applications = 0;
-    for (auto const& step : rules::lower(pipeline, graph, options))
-        applications += step.applications;
-    if (applications == 0)
+    if (lowered.applications() == 0)
         fail("the pipeline '{}' applied no rule at this point: every rule's guard refused it "
              "(kiln rules why says why a rule does not match)",
              pipeline.name);
-    std::string const graphText = saveGraph(graph);
+    std::string const graphText = saveGraph(lowered.graph);
     writeFile(artifact + ".graph.json", graphText);
     nlohmann::json extra = nlohmann::json::object();
     extra["lower_seconds"] = secondsSince(start);
     if (emitting) {
-        lowering::CodegenOptions codegen{.target = target, .schedule = pipeline.defaults};
-        for (auto const& [name, value] : options.parameters)
-            codegen.schedule[name] = value;
-        // The sweep's problem: code for its sizes only (CodegenOptions::sizes).
-        if (request.contains("sizes") && request.at("sizes").is_object())
-            codegen.sizes =
-                sizesOf(command, request.at("sizes").get<std::map<std::string, double>>());
+        lowering::CodegenOptions const& codegen = lowered.codegen;
         // The same lowered graph, schedule, sizes, target, assembler and kiln compile to the
         // same files, whatever lowered to it.
         std::string const schedule = nlohmann::json(codegen.schedule).dump();
@@ -167,8 +158,7 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
         auto const emitStart = Clock::now();
         std::optional<lowering::EmittedKernel> emitted;
         try {
-            emitted = amd ? lowering::emitAmdgcnKernel(graph, codegen)
-                          : lowering::emitKernel(graph, codegen);
+            emitted = lowering::emitKernel(lowered.graph, codegen);
         } catch (UserError const& e) {
             if (emit == true)
                 throw;

@@ -1,5 +1,5 @@
 // The AMDGCN code generator: the kernel frame, the walk of the control graph, and element-wise
-// and reduction operations. See AmdgcnCodegen.h for what it does; the comments say how.
+// and reduction operations. See AmdgcnKernelWriter.h for what it does; the comments say how.
 #include "AmdgcnKernelWriter.h"
 #include "CodeGenerators.h"
 #include "kiln/graph/Simplify.h"
@@ -257,17 +257,6 @@ void AmdgcnKernelWriter::reduceRows(Operation const& o, Held& held, Id source, I
 }
 
 } // namespace detail
-
-bool isAmdgcnTarget(std::string_view target) {
-    return target.starts_with("gfx");
-}
-
-EmittedKernel emitAmdgcnKernel(KernelGraph const& graph, CodegenOptions const& options) {
-    if (!isAmdgcnTarget(options.target))
-        throw UserError(
-            fmt::format("'{}' is not an AMD target (gfx90a, gfx942, gfx1100)", options.target));
-    return detail::emitAmdgcnKernel(graph, options);
-}
 
 EmittedKernel detail::emitAmdgcnKernel(KernelGraph const& graph, CodegenOptions const& options) {
     checkCodegenParameters(options);

@@ -4,6 +4,15 @@
 // AmdgcnMemory.cpp (global loads and stores, exec masks, values read in place),
 // AmdgcnWorkgroup.cpp (loops, LDS staging, Multiply) and AmdgcnMatrixCores.cpp (Multiply on
 // the matrix cores: v_mfma).
+//
+// emitKernel (Codegen.h) chooses it for AMD targets (gfx90a, gfx942, gfx1100): the same walk of
+// the control graph, the same addresses solved from the coordinate transforms, the same elements
+// per workitem and the same manifest as PTX, written as AMDGCN through kiln::amdgcn, which
+// allocates registers and inserts waits and nops. Index math is 64-bit (uniform parts on the
+// scalar unit); masks are lane masks in exec, so a ragged tile's vector access runs for the
+// lanes whose elements all exist and one masked scalar access per element runs for the others;
+// floating-point reductions accumulate in f64. The code is assembly text: runtime/Assembler.h
+// makes it a code object.
 #pragma once
 
 #include "KernelWalker.h"
@@ -11,7 +20,7 @@
 #include "kiln/amdgcn/ExpressionGenerator.h"
 #include "kiln/amdgcn/MemoryInstructions.h"
 #include "kiln/graph/Translate.h"
-#include "kiln/lowering/AmdgcnCodegen.h"
+#include "kiln/lowering/Codegen.h"
 #include "kiln/lowering/HeldElements.h"
 #include "kiln/lowering/LaunchShape.h"
 

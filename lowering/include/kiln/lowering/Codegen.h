@@ -2,14 +2,15 @@
 //
 // emitKernel walks the control graph and writes the kernel for the target's vendor in arch-db:
 // PTX for NVIDIA targets (sm_80, sm_89, sm_90, sm_90a), AMDGCN assembly for AMD ones (gfx90a,
-// gfx942, gfx1100; AmdgcnCodegen.h says how). Addresses come from the coordinate transforms, solved
-// from the hardware indices (IndexExpressions.h); values a workitem owns (Distribution.h) live in
-// its registers; loads and stores of consecutive, aligned elements become vector accesses; every
-// element outside a tensor is masked. The manifest says everything a launcher needs: entry,
-// parameters (name, type, size, offset, pointer or value), block, the grid as expressions of
-// the sizes, shared memory, target, schedule parameters and a hash of the graph.
+// gfx942, gfx1100; lowering/amdgcn/emitter/AmdgcnKernelWriter.h says how). Addresses come from the
+// coordinate transforms, solved from the hardware indices (IndexExpressions.h); values a workitem
+// owns (Distribution.h) live in its registers; loads and stores of consecutive, aligned elements
+// become vector accesses; every element outside a tensor is masked. The manifest says everything a
+// launcher needs: entry, parameters (name, type, size, offset, pointer or value), block, the grid
+// as expressions of the sizes, shared memory, target, schedule parameters and a hash of the graph.
 #pragma once
 
+#include "kiln/arch-db/Arch.h"
 #include "kiln/graph/KernelGraph.h"
 
 #include <cstdint>
@@ -80,5 +81,9 @@ void checkRegisters(EmittedKernel const& kernel, int registers);
 /// vendor (arch-db). A UserError names an unknown target, or what the graph asks for that code
 /// generation cannot do (and the operation it belongs to).
 EmittedKernel emitKernel(KernelGraph const& graph, CodegenOptions const& options);
+
+/// The vendor of an arch-db target, which chooses the code generator (and what its code is: PTX
+/// text, or AMDGCN assembly for a code object); a UserError listing the targets otherwise.
+arch::Vendor targetVendor(std::string_view target);
 
 } // namespace kiln::lowering

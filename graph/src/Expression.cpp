@@ -123,7 +123,7 @@ Typing expr::typeNode(Expression const& e) {
                 return Typing{d.type, false};
             },
             [](Unary const& u) {
-                if (u.op == UnaryOp::LogicalNot)
+                if (info(u.op).boolean)
                     return Typing{DataType::Bool, false};
                 return u.arg->typing();
             },
@@ -199,9 +199,7 @@ ExprPtr ceilDivide(ExprPtr a, ExprPtr b) {
 }
 
 std::string_view name(UnaryOp op) {
-    static constexpr std::string_view names[] = {"-",   "!",   "~",    "abs",
-                                                 "exp", "log", "sqrt", "tanh"};
-    return names[static_cast<int>(op)];
+    return info(op).name;
 }
 
 std::string_view name(BinaryOp op) {
@@ -314,56 +312,17 @@ Value convertValue(DataType type, Value v) {
 }
 
 Value apply(UnaryOp op, Value a) {
-    if (op == UnaryOp::LogicalNot)
+    UnaryOpInfo const& f = info(op);
+    if (f.boolean)
         return Value::boolean(!a.asBool());
     if (a.isFloat()) {
-        double const x = a.f;
-        double r = 0;
-        switch (op) {
-        case UnaryOp::Negate:
-            r = -x;
-            break;
-        case UnaryOp::Abs:
-            r = std::fabs(x);
-            break;
-        case UnaryOp::Exp:
-            r = std::exp(x);
-            break;
-        case UnaryOp::Log:
-            r = std::log(x);
-            break;
-        case UnaryOp::Sqrt:
-            r = std::sqrt(x);
-            break;
-        case UnaryOp::Tanh:
-            r = std::tanh(x);
-            break;
-        case UnaryOp::BitwiseNot:
-            fail("'~' needs an integer operand, not {}", name(a.type));
-        case UnaryOp::LogicalNot:
-            break;
-        }
-        return Value::real(roundTo(a.type, r), a.type);
+        if (!f.onFloat)
+            fail("'{}' needs an integer operand, not {}", f.name, name(a.type));
+        return Value::real(roundTo(a.type, f.onFloat(a.f)), a.type);
     }
-    auto const x = static_cast<std::uint64_t>(a.i);
-    switch (op) {
-    case UnaryOp::Negate:
-        return Value::integer(wrap(a.type, 0 - x), a.type);
-    case UnaryOp::BitwiseNot:
-        return Value::integer(wrap(a.type, ~x), a.type);
-    case UnaryOp::Abs:
-        return Value::integer(wrap(a.type, a.i < 0 ? 0 - x : x), a.type);
-    case UnaryOp::Exp:
-    case UnaryOp::Log:
-    case UnaryOp::Sqrt:
-    case UnaryOp::Tanh: {
-        double const d = apply(op, Value::real(static_cast<double>(a.i))).f;
-        return Value::real(d, DataType::F64);
-    }
-    case UnaryOp::LogicalNot:
-        break;
-    }
-    return a;
+    if (!f.onInteger)
+        return Value::real(f.onFloat(static_cast<double>(a.i)), DataType::F64);
+    return Value::integer(wrap(a.type, f.onInteger(static_cast<std::uint64_t>(a.i))), a.type);
 }
 
 Value apply(BinaryOp op, Value a, Value b) {

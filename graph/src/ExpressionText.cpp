@@ -50,16 +50,6 @@ constexpr CallOp kBinaryCalls[] = {{"min", BinaryOp::Min},
                                    {"ceildiv", BinaryOp::CeilDivide},
                                    {"gcd", BinaryOp::Gcd}};
 
-struct UnaryCall {
-    std::string_view name;
-    UnaryOp op;
-};
-constexpr UnaryCall kUnaryCalls[] = {{"abs", UnaryOp::Abs},
-                                     {"exp", UnaryOp::Exp},
-                                     {"log", UnaryOp::Log},
-                                     {"sqrt", UnaryOp::Sqrt},
-                                     {"tanh", UnaryOp::Tanh}};
-
 std::optional<int> infixPrecedence(BinaryOp op) {
     for (auto const& i : kInfix)
         if (i.op == op)
@@ -292,9 +282,9 @@ private:
                     auto args = parseArguments(word, start, 2);
                     return binary(call.op, args[0], args[1]);
                 }
-            for (auto const& call : kUnaryCalls)
-                if (call.name == word)
-                    return unary(call.op, parseArguments(word, start, 1)[0]);
+            for (auto const& f : unaryOps)
+                if (f.call && f.name == word)
+                    return unary(f.op, parseArguments(word, start, 1)[0]);
             if (word == "select") {
                 auto args = parseArguments(word, start, 3);
                 return select(args[0], args[1], args[2]);
@@ -383,7 +373,7 @@ struct Printer {
     static int precedence(Expression const& e) {
         if (auto const* b = std::get_if<Binary>(&e))
             return infixPrecedence(b->op).value_or(kPrimaryPrecedence);
-        if (auto const* u = std::get_if<Unary>(&e); u && u->op <= UnaryOp::BitwiseNot)
+        if (auto const* u = std::get_if<Unary>(&e); u && !info(u->op).call)
             return kUnaryPrecedence;
         if (auto const* l = std::get_if<Literal>(&e)) {
             bool const negative = l->value.isFloat() ? std::signbit(l->value.f) : l->value.i < 0;
@@ -441,7 +431,7 @@ struct Printer {
         else if (auto const* d = std::get_if<DataValue>(&e))
             out += fmt::format("value#{}", d->dimension);
         else if (auto const* u = std::get_if<Unary>(&e)) {
-            if (u->op <= UnaryOp::BitwiseNot) {
+            if (!info(u->op).call) {
                 out += name(u->op);
                 // "- -x" rather than "--x", which would not parse back.
                 if (u->op == UnaryOp::Negate && precedence(*u->arg) == kUnaryPrecedence)
@@ -477,6 +467,18 @@ struct Printer {
 
 ExprPtr parseExpression(std::string_view text, NameResolver const& names) {
     return Parser(text, names).parse();
+}
+
+ExprPtr expansion(UnaryOp op, ExprPtr const& x) {
+    std::string_view const text = info(op).expansion;
+    if (text.empty())
+        return nullptr;
+    struct Operand : NameResolver {
+        ExprPtr x;
+        ExprPtr name(std::string_view n) const override { return n == "x" ? x : nullptr; }
+    } operand;
+    operand.x = x;
+    return parseExpression(text, operand);
 }
 
 std::string toString(Expression const& e) {

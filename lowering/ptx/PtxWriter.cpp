@@ -360,6 +360,8 @@ std::string PtxWriter::emitNode(ExprPtr const& e, DataType type, PtxBindings con
         return r;
     }
     if (auto const* u = std::get_if<Unary>(e.get())) {
+        if (ExprPtr const written = expansion(u->op, u->arg))
+            return emit(written, type, bindings);
         PtxType const t = registerType(type);
         std::string const x = emit(u->arg, type, bindings);
         std::string const r = newRegister(t);
@@ -428,6 +430,8 @@ std::string PtxWriter::emitNode(ExprPtr const& e, DataType type, PtxBindings con
             instruction(fmt::format("selp.f32 {}, {}, {}, {}", r, near, far, small));
             break;
         }
+        default: // a function with an expansion, written out above
+            KILN_ASSERT(false, "{} has neither PTX instructions nor an expansion", name(u->op));
         }
         return r;
     }

@@ -142,6 +142,8 @@ Value ExpressionGenerator::generateNode(ExprPtr const& e) {
             } else if constexpr (std::is_same_v<T, expr::DataValue>) {
                 return leaves_.data(node.dimension, node.type);
             } else if constexpr (std::is_same_v<T, expr::Unary>) {
+                if (ExprPtr const written = expansion(node.op, node.arg))
+                    return generate(written);
                 DataType const type = resultType(*e);
                 DataType const from = resultType(*node.arg);
                 Value const a = generate(node.arg);

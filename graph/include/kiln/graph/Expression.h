@@ -8,6 +8,7 @@
 #pragma once
 
 #include "kiln/graph/DataType.h"
+#include "kiln/graph/ElementwiseFunctions.h"
 #include "kiln/graph/Id.h"
 
 #include <cstdint>
@@ -38,8 +39,6 @@ struct Value {
 
 struct Expression;
 using ExprPtr = std::shared_ptr<Expression const>;
-
-enum class UnaryOp : std::uint8_t { Negate, LogicalNot, BitwiseNot, Abs, Exp, Log, Sqrt, Tanh };
 
 enum class BinaryOp : std::uint8_t {
     Add,

@@ -2,10 +2,10 @@
 //
 // One syntax everywhere a user writes an expression: Command shapes and element-wise bodies,
 // rule guards and attributes, search-space constraints, and the JSON form of a KernelGraph.
-// C operators and precedence; min, max, ceildiv, gcd, abs, exp, log, sqrt, tanh and
-// select(c, a, b) as calls; conversions as calls of the type name (f16(x)); graph leaves as
-// size#N, stride#N, index#N and value#N. Names are resolved by the caller, so that each client
-// decides what `M`, `row.size` or `$MT_M` mean. print(parse(s)) is stable.
+// C operators and precedence; min, max, ceildiv, gcd, the functions of ElementwiseFunctions.h
+// (abs, exp, ...) and select(c, a, b) as calls; conversions as calls of the type name (f16(x));
+// graph leaves as size#N, stride#N, index#N and value#N. Names are resolved by the caller, so
+// that each client decides what `M`, `row.size` or `$MT_M` mean. print(parse(s)) is stable.
 #pragma once
 
 #include "kiln/graph/Expression.h"
@@ -54,6 +54,10 @@ inline constexpr int kMaxParserNesting = 512;
 
 /// Parses `text`; throws ExpressionError.
 ExprPtr parseExpression(std::string_view text, NameResolver const& names = NameResolver{});
+
+/// `op` applied to `x` written out as its row's expansion (ElementwiseFunctions.h), for code
+/// generators that have no instructions of their own for it; nullptr where the row has none.
+ExprPtr expansion(UnaryOp op, ExprPtr const& x);
 
 /// The text of `e`, with the fewest parentheses that keep its structure.
 std::string toString(Expression const& e);

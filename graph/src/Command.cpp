@@ -195,8 +195,7 @@ std::string Command::add(CommandOperation op) {
         return *t;
     };
 
-    bool const produces =
-        op.kind != CommandOpKind::StoreLinear && op.kind != CommandOpKind::StoreTiled;
+    bool const produces = definesTag(op.kind);
     if (produces) {
         if (!isIdentifier(op.tag))
             error(fmt::format("'{}' is not a valid tag (letters, digits and '_')", op.tag));

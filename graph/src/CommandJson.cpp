@@ -245,50 +245,45 @@ private:
             return names;
         }();
         auto const kind = allCommandOpKinds()[o["op"].asChoice(opNames, "op")];
+        CommandOpInfo const& row = info(kind);
+        std::vector<std::string_view> allowed{"op"};
+        for (auto const& f : row.fields)
+            allowed.push_back(f.key);
+        allowed.push_back("doc");
+        o.allowOnly(allowed);
         CommandOperation op{.kind = kind, .where = o.location()};
-        switch (kind) {
-        case CommandOpKind::LoadTiled:
-        case CommandOpKind::LoadLinear:
-            o.allowOnly({"op", "tag", "tensor", "doc"});
-            op.tag = readNewTag(command, o["tag"]);
-            op.tensor = readTensor(command, o["tensor"]);
-            break;
-        case CommandOpKind::StoreTiled:
-        case CommandOpKind::StoreLinear:
-            o.allowOnly({"op", "tensor", "value", "doc"});
-            op.tensor = readTensor(command, o["tensor"]);
-            op.inputs = {readValue(command, o["value"], laterTags)};
-            op.where = o["value"].location();
-            break;
-        case CommandOpKind::Execute: {
-            o.allowOnly({"op", "tag", "expr", "dtype", "doc"});
-            op.tag = readNewTag(command, o["tag"]);
-            JsonValue const expr = o["expr"];
-            op.expression = parseExpression(expr, ExecuteNames(command, laterTags), false);
-            if (auto dtype = o.find("dtype"))
-                op.dtype = readDataType(*dtype);
-            op.where = expr.location();
-            break;
+        for (auto const& f : row.fields) {
+            switch (f.field) {
+            case CommandField::Tag:
+                op.tag = readNewTag(command, o[f.key]);
+                break;
+            case CommandField::Tensor:
+                op.tensor = readTensor(command, o[f.key]);
+                break;
+            case CommandField::Input:
+                op.inputs.push_back(readValue(command, o[f.key], laterTags));
+                break;
+            case CommandField::Expression:
+                op.expression = parseExpression(o[f.key], ExecuteNames(command, laterTags), false);
+                break;
+            case CommandField::DataType:
+                if (auto dtype = o.find(f.key))
+                    op.dtype = readDataType(*dtype);
+                break;
+            case CommandField::TransposeA:
+                op.transposeA = o.boolOr(f.key, false);
+                break;
+            case CommandField::TransposeB:
+                op.transposeB = o.boolOr(f.key, false);
+                break;
+            case CommandField::Combine:
+                if (auto combine = o.find(f.key))
+                    op.combine = *parseCombine(kCombines[combine->asChoice(kCombines, "combine")]);
+                break;
+            }
         }
-        case CommandOpKind::Multiply:
-            o.allowOnly({"op", "tag", "lhs", "rhs", "transA", "transB", "dtype", "doc"});
-            op.tag = readNewTag(command, o["tag"]);
-            op.inputs = {readValue(command, o["lhs"], laterTags),
-                         readValue(command, o["rhs"], laterTags)};
-            op.transposeA = o.boolOr("transA", false);
-            op.transposeB = o.boolOr("transB", false);
-            if (auto dtype = o.find("dtype"))
-                op.dtype = readDataType(*dtype);
-            break;
-        case CommandOpKind::Reduce:
-            o.allowOnly({"op", "tag", "value", "combine", "doc"});
-            op.tag = readNewTag(command, o["tag"]);
-            op.inputs = {readValue(command, o["value"], laterTags)};
-            if (auto combine = o.find("combine"))
-                op.combine = *parseCombine(kCombines[combine->asChoice(kCombines, "combine")]);
-            op.where = o["value"].location();
-            break;
-        }
+        if (!row.locatedAt.empty())
+            op.where = o[row.locatedAt].location();
         if (auto doc = o.find("doc"))
             doc->asString();
         std::string const tagName = op.tag;

@@ -41,7 +41,7 @@ std::string operationLabel(Id id, Operation const& op) {
     if (op.transposeA || op.transposeB)
         label +=
             fmt::format("\ntranspose {}{}", op.transposeA ? "A" : "", op.transposeB ? "B" : "");
-    if (op.kind == OperationKind::Reduce)
+    if (info(op.kind).combines)
         label += fmt::format("\n{}", name(op.combine));
     if (op.expression)
         label += "\n" + toString(op.expression);

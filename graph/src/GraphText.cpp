@@ -87,12 +87,12 @@ std::string operationLine(KernelGraph const& graph, Id id, Operation const& op) 
         out += " transposeA";
     if (op.transposeB)
         out += " transposeB";
-    if (op.kind == OperationKind::Reduce)
+    if (info(op.kind).combines)
         out += fmt::format(" combine={}", name(op.combine));
     for (auto const& c : orderedConnections(graph.mapping.connections(id)))
         out += fmt::format(" {}=#{}", c.role, c.dimension);
     if (op.expression) {
-        bool const condition = op.kind == OperationKind::ForLoop || op.kind == OperationKind::If;
+        bool const condition = info(op.kind).expression == ExpressionUse::Condition;
         out += fmt::format(" {}={}", condition ? "condition" : "value", braced(op.expression));
     }
     return out;

@@ -39,14 +39,6 @@ constexpr EnumNames<CE, 9> kCoordinateEdges{
      CE::Sunder, CE::DataFlow},
     {"Split", "Join", "Flatten", "Tile", "PassThrough", "Forget", "Inherit", "Sunder", "DataFlow"}};
 
-using OK = OperationKind;
-constexpr EnumNames<OK, 14> kOperations{
-    {OK::Kernel, OK::ForLoop, OK::If, OK::LoadLinear, OK::StoreLinear, OK::LoadTiled,
-     OK::StoreTiled, OK::LoadShared, OK::StoreShared, OK::Assign, OK::Multiply, OK::Reduce,
-     OK::Barrier, OK::Nop},
-    {"Kernel", "ForLoop", "If", "LoadLinear", "StoreLinear", "LoadTiled", "StoreTiled",
-     "LoadShared", "StoreShared", "Assign", "Multiply", "Reduce", "Barrier", "Nop"}};
-
 using CK = ControlEdgeKind;
 constexpr EnumNames<CK, 5> kControlEdges{
     {CK::Sequence, CK::Body, CK::Else, CK::Initialize, CK::ForLoopIncrement},
@@ -55,11 +47,6 @@ constexpr EnumNames<CK, 5> kControlEdges{
 constexpr EnumNames<Combine, 3> kCombines{{Combine::Sum, Combine::Max, Combine::Min},
                                           {"sum", "max", "min"}};
 
-using CO = CommandOpKind;
-constexpr EnumNames<CO, 7> kCommandOps{
-    {CO::LoadLinear, CO::LoadTiled, CO::StoreLinear, CO::StoreTiled, CO::Execute, CO::Multiply,
-     CO::Reduce},
-    {"LoadLinear", "LoadTiled", "StoreLinear", "StoreTiled", "Execute", "Multiply", "Reduce"}};
 } // namespace
 
 std::span<DimensionKind const> allDimensionKinds() {
@@ -83,13 +70,22 @@ std::optional<CoordinateEdgeKind> parseCoordinateEdgeKind(std::string_view s) {
 }
 
 std::span<OperationKind const> allOperationKinds() {
-    return kOperations.values;
+    static constexpr auto kinds = [] {
+        std::array<OperationKind, operationKinds.size()> out{};
+        for (std::size_t k = 0; k < out.size(); ++k)
+            out[k] = operationKinds[k].kind;
+        return out;
+    }();
+    return kinds;
 }
 std::string_view name(OperationKind kind) {
-    return kOperations.name(kind);
+    return info(kind).name;
 }
 std::optional<OperationKind> parseOperationKind(std::string_view s) {
-    return kOperations.parse(s);
+    for (auto const& row : operationKinds)
+        if (row.name == s)
+            return row.kind;
+    return std::nullopt;
 }
 
 std::span<ControlEdgeKind const> allControlEdgeKinds() {
@@ -110,13 +106,22 @@ std::optional<Combine> parseCombine(std::string_view s) {
 }
 
 std::span<CommandOpKind const> allCommandOpKinds() {
-    return kCommandOps.values;
+    static constexpr auto kinds = [] {
+        std::array<CommandOpKind, commandOps.size()> out{};
+        for (std::size_t k = 0; k < out.size(); ++k)
+            out[k] = commandOps[k].kind;
+        return out;
+    }();
+    return kinds;
 }
 std::string_view name(CommandOpKind kind) {
-    return kCommandOps.name(kind);
+    return info(kind).name;
 }
 std::optional<CommandOpKind> parseCommandOpKind(std::string_view s) {
-    return kCommandOps.parse(s);
+    for (auto const& row : commandOps)
+        if (row.name == s)
+            return row.kind;
+    return std::nullopt;
 }
 
 std::string_view name(KernelArgument::Kind kind) {

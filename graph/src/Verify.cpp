@@ -18,77 +18,33 @@ namespace {
 using DK = DimensionKind;
 using OK = OperationKind;
 
-// What the dimension a Mapping role names must be.
-enum class Needs : std::uint8_t {
-    User,    // a User tensor
-    Value,   // a data dimension other than User (a tile, a vector, registers, shared memory)
-    Shared,  // shared memory
-    Counter, // a ForLoop dimension, or an Unroll dimension (the loop is unrolled)
-    Target,  // what an Assign writes: a Value or a loop counter
-};
-
-struct RoleRule {
-    char const* role;
-    Needs needs;
-};
-
-// The Mapping roles of each operation kind (the table in Translate.h).
-std::vector<RoleRule> rolesOf(OK kind) {
-    switch (kind) {
-    case OK::Kernel:
-    case OK::If:
-    case OK::Barrier:
-    case OK::Nop:
-        return {};
-    case OK::ForLoop:
-        return {{role::counter, Needs::Counter}};
-    case OK::LoadLinear:
-    case OK::LoadTiled:
-        return {{role::source, Needs::User}, {role::dest, Needs::Value}};
-    case OK::StoreLinear:
-    case OK::StoreTiled:
-        return {{role::source, Needs::Value}, {role::dest, Needs::User}};
-    case OK::LoadShared:
-        return {{role::source, Needs::Shared}, {role::dest, Needs::Value}};
-    case OK::StoreShared:
-        return {{role::source, Needs::Value}, {role::dest, Needs::Shared}};
-    case OK::Assign:
-        return {{role::dest, Needs::Target}};
-    case OK::Multiply:
-        return {{role::lhs, Needs::Value}, {role::rhs, Needs::Value}, {role::dest, Needs::Value}};
-    case OK::Reduce:
-        return {{role::source, Needs::Value}, {role::dest, Needs::Value}};
-    }
-    return {};
-}
-
-bool satisfies(Needs needs, DK kind) {
+bool satisfies(RoleNeeds needs, DK kind) {
     switch (needs) {
-    case Needs::User:
+    case RoleNeeds::User:
         return kind == DK::User;
-    case Needs::Value:
+    case RoleNeeds::Value:
         return holdsData(kind) && kind != DK::User;
-    case Needs::Shared:
+    case RoleNeeds::Shared:
         return kind == DK::Shared;
-    case Needs::Counter:
+    case RoleNeeds::Counter:
         return kind == DK::ForLoop || kind == DK::Unroll;
-    case Needs::Target:
+    case RoleNeeds::Target:
         return (holdsData(kind) && kind != DK::User) || kind == DK::ForLoop || kind == DK::Unroll;
     }
     return false;
 }
 
-std::string_view needsText(Needs needs) {
+std::string_view needsText(RoleNeeds needs) {
     switch (needs) {
-    case Needs::User:
+    case RoleNeeds::User:
         return "a User dimension";
-    case Needs::Value:
+    case RoleNeeds::Value:
         return "a data dimension other than User";
-    case Needs::Shared:
+    case RoleNeeds::Shared:
         return "a Shared dimension";
-    case Needs::Counter:
+    case RoleNeeds::Counter:
         return "a ForLoop or Unroll dimension";
-    case Needs::Target:
+    case RoleNeeds::Target:
         return "a data dimension other than User, or a ForLoop or Unroll dimension";
     }
     return "?";
@@ -97,6 +53,20 @@ std::string_view needsText(Needs needs) {
 bool needsSize(DK kind) {
     return kind == DK::User || kind == DK::SubDimension || kind == DK::Linear ||
            kind == DK::MacroTile;
+}
+
+// The kinds of operations with `property`, as a sentence's subject with its verb: "If has",
+// "Kernel, ForLoop and If have".
+std::string kindsWith(bool OperationKindInfo::*property) {
+    std::vector<std::string_view> names;
+    for (auto const& row : operationKinds)
+        if (row.*property)
+            names.push_back(row.name);
+    if (names.size() == 1)
+        return fmt::format("{} has", names[0]);
+    std::string const last(names.back());
+    names.pop_back();
+    return fmt::format("{} and {} have", fmt::join(names, ", "), last);
 }
 
 std::string countText(std::size_t n, std::string_view noun) {
@@ -328,17 +298,18 @@ private:
 
     void checkOperation(Id op) {
         Operation const& o = g_.control.node(op);
-        if ((o.kind == OK::ForLoop || o.kind == OK::If) && !o.expression)
+        ExpressionUse const use = info(o.kind).expression;
+        if (use == ExpressionUse::Condition && !o.expression)
             report(op, "needs a condition");
-        if (o.kind == OK::Assign && !o.expression)
+        if (use == ExpressionUse::Value && !o.expression)
             report(op, "needs an expression");
-        checkExpression(op, o.kind == OK::ForLoop || o.kind == OK::If ? "condition" : "expression",
+        checkExpression(op, use == ExpressionUse::Condition ? "condition" : "expression",
                         o.expression);
         checkRoles(op, o.kind);
     }
 
     void checkRoles(Id op, OK kind) {
-        auto const rules = rolesOf(kind);
+        auto const rules = info(kind).roles;
         for (auto const& rule : rules) {
             auto const found = g_.mapping.find(op, rule.role);
             if (!found) {
@@ -378,20 +349,20 @@ private:
         case ControlEdgeKind::Sequence:
             break;
         case ControlEdgeKind::Body:
-            if (from != OK::Kernel && from != OK::ForLoop && from != OK::If)
-                report(e, fmt::format("starts at {}; only Kernel, ForLoop and If have a Body",
-                                      operationText(tails[0])));
+            if (!info(from).body)
+                report(e, fmt::format("starts at {}; only {} a Body", operationText(tails[0]),
+                                      kindsWith(&OperationKindInfo::body)));
             break;
         case ControlEdgeKind::Else:
-            if (from != OK::If)
-                report(e,
-                       fmt::format("starts at {}; only If has an Else", operationText(tails[0])));
+            if (!info(from).elseBranch)
+                report(e, fmt::format("starts at {}; only {} an Else", operationText(tails[0]),
+                                      kindsWith(&OperationKindInfo::elseBranch)));
             break;
         case ControlEdgeKind::Initialize:
         case ControlEdgeKind::ForLoopIncrement:
-            if (from != OK::ForLoop)
-                report(e, fmt::format("starts at {}; only ForLoop has {} edges",
-                                      operationText(tails[0]), name(kind)));
+            if (!info(from).loopAssignments)
+                report(e, fmt::format("starts at {}; only {} {} edges", operationText(tails[0]),
+                                      kindsWith(&OperationKindInfo::loopAssignments), name(kind)));
             if (to != OK::Assign)
                 report(e, fmt::format("ends at {}; {} edges end at an Assign",
                                       operationText(heads[0]), name(kind)));

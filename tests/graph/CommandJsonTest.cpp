@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <gtest/gtest.h>
+#include <set>
 
 namespace kiln {
 namespace {
@@ -238,6 +239,37 @@ TEST(CommandJson, SchemaAgreesWithTheReader) {
             errorOf(withOperations(R"({"op": ")" + op + "\"" + fields + R"(, "bogus": 1})"));
         EXPECT_NE(extra.find("unknown field 'bogus'"), std::string::npos) << extra;
     }
+
+    // Each op's fields and required fields are those of its row in CommandOps.h.
+    std::set<std::string> covered;
+    for (auto const& branch : defs["operation"]["allOf"].elements()) {
+        JsonValue const condition = branch["if"]["properties"]["op"];
+        std::vector<std::string> branchOps;
+        if (condition.has("const"))
+            branchOps.push_back(condition["const"].asString());
+        else
+            for (auto const& op : condition["enum"].elements())
+                branchOps.push_back(op.asString());
+        std::set<std::string> properties, required;
+        for (auto const& [field, spec] : branch["then"]["properties"].members())
+            if (field != "op" && field != "doc")
+                properties.insert(field);
+        for (auto const& field : branch["then"]["required"].elements())
+            required.insert(field.asString());
+        for (auto const& op : branchOps) {
+            SCOPED_TRACE(op);
+            covered.insert(op);
+            std::set<std::string> fields, mustHave;
+            for (auto const& f : info(*parseCommandOpKind(op)).fields) {
+                fields.insert(std::string(f.key));
+                if (isRequired(f.field))
+                    mustHave.insert(std::string(f.key));
+            }
+            EXPECT_EQ(properties, fields);
+            EXPECT_EQ(required, mustHave);
+        }
+    }
+    EXPECT_EQ(covered, std::set<std::string>(kinds.begin(), kinds.end()));
 }
 
 TEST(CommandJson, LoadCommandNamesAMissingFile) {

@@ -9,6 +9,7 @@
 // checks each operation against those before it, so a Command is valid by construction.
 #pragma once
 
+#include "kiln/graph/CommandOps.h"
 #include "kiln/graph/DataType.h"
 #include "kiln/graph/Error.h"
 #include "kiln/graph/Expression.h"
@@ -41,19 +42,6 @@ struct ScalarArgument {
     DataType dtype;
     SourceLocation where;
 };
-
-enum class CommandOpKind : std::uint8_t {
-    LoadLinear,  ///< tag = the tensor, seen as a flat vector
-    LoadTiled,   ///< tag = the tensor, with its shape
-    StoreLinear, ///< tensor = value, flat
-    StoreTiled,  ///< tensor = value, with its shape
-    Execute,     ///< tag = element-wise expression over tags and scalars
-    Multiply,    ///< tag = op(lhs) x op(rhs), op a transpose where asked
-    Reduce,      ///< tag = combine of value along its last axis
-};
-std::span<CommandOpKind const> allCommandOpKinds();
-std::string_view name(CommandOpKind kind);
-std::optional<CommandOpKind> parseCommandOpKind(std::string_view name);
 
 struct CommandOperation {
     CommandOpKind kind;

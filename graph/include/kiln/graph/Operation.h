@@ -3,11 +3,13 @@
 // Operations say what the kernel does and in which order: Sequence edges order siblings, Body
 // edges hang the contents of a Kernel, ForLoop or If under it, Else the alternative of an If,
 // Initialize and ForLoopIncrement the assignments that start and step a loop's counter. Which
-// coordinates an operation reads and writes is not stored here but in the graph's Mapping.
+// coordinates an operation reads and writes is not stored here but in the graph's Mapping. The
+// kinds of operations and what each needs are declared in OperationKinds.h.
 #pragma once
 
 #include "kiln/graph/DataType.h"
 #include "kiln/graph/Expression.h"
+#include "kiln/graph/OperationKinds.h"
 
 #include <optional>
 #include <span>
@@ -15,23 +17,6 @@
 #include <string_view>
 
 namespace kiln {
-
-enum class OperationKind : std::uint8_t {
-    Kernel,      ///< the root; its Body runs once per workitem of every workgroup
-    ForLoop,     ///< runs its Body while `expression` (the condition) holds
-    If,          ///< runs its Body when `expression` holds, else its Else
-    LoadLinear,  ///< reads a User tensor into a Linear or tile dimension, element by element
-    StoreLinear, ///< writes a Linear or tile dimension to a User tensor
-    LoadTiled,   ///< reads a User tensor into a tile (MacroTile, ThreadTile, ...)
-    StoreTiled,  ///< writes a tile to a User tensor
-    LoadShared,  ///< reads a Shared dimension into a tile
-    StoreShared, ///< writes a tile to a Shared dimension
-    Assign,      ///< dest = expression, element by element (or a loop counter)
-    Multiply,    ///< dest = lhs x rhs, matrix product of two tiles (with transposes)
-    Reduce,      ///< dest = combine of source over its last axis
-    Barrier,     ///< all workitems of a workgroup meet here
-    Nop,         ///< does nothing; keeps a place in the control graph
-};
 
 std::span<OperationKind const> allOperationKinds();
 std::string_view name(OperationKind kind);

@@ -23,16 +23,6 @@
 
 namespace kiln {
 
-/// The Mapping roles, named once so that translate, the verifier, the interpreter and rules
-/// agree on their spelling.
-namespace role {
-inline constexpr char const* source = "source";
-inline constexpr char const* dest = "dest";
-inline constexpr char const* lhs = "lhs";
-inline constexpr char const* rhs = "rhs";
-inline constexpr char const* counter = "counter";
-} // namespace role
-
 /// The high-level KernelGraph of `command`.
 KernelGraph translate(Command const& command);
 

@@ -45,9 +45,10 @@ void PtxCodegen::requireShared(std::int64_t copies, std::int64_t each) {
 std::string PtxCodegen::sharedAddress(Id shared, ExprPtr const& index, SharedBases& bases) {
     DataType const type = graph_.coordinates.node(shared).dtype.value_or(DataType::F32);
     ExprPtr const place = facts_.reduce(shared_.place(shared, index));
-    for (auto const& [base, reg] : bases)
-        if (auto d = IndexFacts::difference(place, base))
-            return *d == 0 ? reg : fmt::format("{}{:+}", reg, *d * sizeInBytes(type));
+    if (auto const near = nearbyBase(bases, place))
+        return near->second == 0
+                   ? near->first
+                   : fmt::format("{}{:+}", near->first, near->second * sizeInBytes(type));
     ExprPtr const bytes = simplify(place * literal(sizeInBytes(type)) +
                                    literal(static_cast<std::int64_t>(shared_.offsets.at(shared))));
     std::string const wide = writer_.emitIndex(bytes, bindings());

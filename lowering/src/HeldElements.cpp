@@ -43,10 +43,14 @@ std::vector<IndexSolution> heldElements(KernelGraph const& graph, IndexFacts con
     Distribution const dist = distributionOf(graph, d);
     std::vector<std::int64_t> sizes;
     std::int64_t count = 1;
+    bool overflows = false;
     for (Id l : dist.locals) {
         sizes.push_back(*literalInt(simplify(graph.coordinates.node(l).size)));
-        count *= sizes.back();
+        overflows = overflows || __builtin_mul_overflow(count, sizes.back(), &count);
     }
+    if (overflows)
+        throw UserError(fmt::format(
+            "#{} would need more than 2^63 registers per workitem; tile it further", d));
     if (count > maxElements)
         throw UserError(
             fmt::format("#{} would need {} registers per workitem; tile it further", d, count));

@@ -19,10 +19,12 @@
 #include "kiln/lowering/Codegen.h"
 #include "kiln/lowering/HeldElements.h"
 #include "kiln/lowering/IndexExpressions.h"
+#include "kiln/lowering/IndexFacts.h"
 #include "kiln/lowering/LaunchShape.h"
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -44,6 +46,20 @@ struct Held {
 /// index a constant away reuses one with an offset instead of its own arithmetic.
 template <class Register>
 using SharedBases = std::vector<std::pair<ExprPtr, Register>>;
+
+/// Of the last kNearbyBases of `bases` (oldest first), the first a constant number of elements
+/// from `index`, with that number. Only the last few are tried: a tile staged element by element
+/// has thousands of addresses, and trying each against all before it took minutes.
+inline constexpr std::size_t kNearbyBases = 64;
+template <class Register>
+std::optional<std::pair<Register, std::int64_t>> nearbyBase(SharedBases<Register> const& bases,
+                                                            ExprPtr const& index) {
+    std::size_t const first = bases.size() > kNearbyBases ? bases.size() - kNearbyBases : 0;
+    for (std::size_t k = first; k < bases.size(); ++k)
+        if (auto d = IndexFacts::difference(index, bases[k].first))
+            return std::pair{bases[k].second, *d};
+    return std::nullopt;
+}
 
 /// The two labels of a counted loop: its top (the condition) and what follows it.
 struct LoopLabels {

@@ -41,6 +41,13 @@ LaunchShape launchShape(KernelGraph const& graph) {
                                         d, toString(size)));
         shape.block[axis] = *n;
     }
+    // No GPU runs workgroups of 2^31 workitems; refused here, their products are exact below.
+    std::int64_t workitems = 1;
+    for (std::int64_t const n : shape.block)
+        if (__builtin_mul_overflow(workitems, n, &workitems) || workitems > INT32_MAX)
+            throw UserError(fmt::format("a workgroup of {} x {} x {} workitems; code generation "
+                                        "takes fewer than 2^31",
+                                        shape.block[0], shape.block[1], shape.block[2]));
     return shape;
 }
 
@@ -106,7 +113,7 @@ SharedLayout sharedLayout(KernelGraph const& graph, bool padRows, std::set<Id> c
                         "Shared #{} cannot take the 128-byte swizzle", d);
             layout.swizzles[d] = {*row, n / *row};
             alignment = 1024; // the swizzle's pattern repeats every 8 rows of 128 bytes
-        } else if (padRows && bytes == 2 && row && *row * bytes % 32 == 0 && n % *row == 0) {
+        } else if (padRows && bytes == 2 && row && *row % (32 / bytes) == 0 && n % *row == 0) {
             SharedLayout::Padding const p{*row, 16 / bytes};
             layout.padding[d] = p;
             if (__builtin_add_overflow(n, n / p.rowLength * p.pad, &n))

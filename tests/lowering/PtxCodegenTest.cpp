@@ -407,7 +407,7 @@ TEST(PtxCodegen, AHugeStagedTileIsRefusedBeforeItsCodeIsWritten) {
 
 // Without staging (STAGES=0) nothing bounds the tile by shared memory, and the contraction over
 // MT_K is written out: MT_K=65536 wrote 118 MB of PTX in 6 s, and MT_K near 2^63 never stopped
-// (found by FuzzCodegen). Both code generators stop as the kernel passes 200,000 instructions.
+// (found by FuzzCodegen). Both code generators stop as the kernel passes 100,000 instructions.
 TEST(PtxCodegen, AKernelOfTooManyInstructionsIsRefusedAsItIsWritten) {
     auto const message = [](std::string const& target, std::int64_t mtK) {
         std::map<std::string, std::int64_t> const p = {{"MT_K", mtK}, {"STAGES", 0}};
@@ -420,12 +420,26 @@ TEST(PtxCodegen, AKernelOfTooManyInstructionsIsRefusedAsItIsWritten) {
         return std::string("emitted");
     };
     EXPECT_EQ(message("sm_90a", 6967068687966714032),
-              "error: operation #78 (ForLoop): the kernel passes 200000 PTX instructions: the "
+              "error: operation #78 (ForLoop): the kernel passes 100000 PTX instructions: the "
               "schedule writes out too much code (an unrolled loop over a tile too large)");
     EXPECT_EQ(message("gfx942", 720858975502860386),
-              "error: operation #78 (ForLoop): the kernel passes 200000 instructions: the schedule "
+              "error: operation #78 (ForLoop): the kernel passes 100000 instructions: the schedule "
               "writes out too much code (an unrolled loop over a tile too large)");
     EXPECT_EQ(message("sm_90a", 64), "emitted");
+}
+
+// The workitems of a workgroup are multiplied in many places: a block whose product passes
+// int64 (found by FuzzCodegen under UBSan) is refused where the launch shape is read.
+TEST(PtxCodegen, AWorkgroupOfTwoToTheSixtyTwoWorkitemsIsRefused) {
+    std::map<std::string, std::int64_t> const p = {{"WG_SIZE", std::int64_t{1} << 62}};
+    try {
+        lowering::emitKernel(lowered("axpy.json", "elementwise.pipeline.json", p, "sm_90a"),
+                             {.target = "sm_90a", .schedule = p});
+        ADD_FAILURE() << "emitted";
+    } catch (UserError const& e) {
+        EXPECT_STREQ(e.what(), "error: a workgroup of 4611686018427387904 x 1 x 1 workitems; code "
+                               "generation takes fewer than 2^31");
+    }
 }
 
 // STAGES copies of shared memory are filled ahead by asynchronous copies: on a target without

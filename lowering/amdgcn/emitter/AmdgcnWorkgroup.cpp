@@ -149,9 +149,8 @@ void AmdgcnKernelWriter::endUnrolled(std::string const& done) {
 std::pair<gcn::Value, int> AmdgcnKernelWriter::ldsAddress(Id shared, ExprPtr const& index,
                                                           SharedBases& bases) {
     int const bytes = sizeInBytes(graph_.coordinates.node(shared).dtype.value_or(DataType::F32));
-    for (auto const& [base, reg] : bases)
-        if (auto d = IndexFacts::difference(index, base))
-            return {reg, static_cast<int>(*d * bytes)};
+    if (auto const near = nearbyBase(bases, index))
+        return {near->first, static_cast<int>(near->second * bytes)};
     ExprPtr const at = simplify(index * literal(bytes) +
                                 literal(static_cast<std::int64_t>(shared_.offsets.at(shared))));
     gcn::ExpressionGenerator gen(b_, leaves());

@@ -28,8 +28,8 @@ struct ContextOptions {
     bool checkReads = true;
     /// A kernel's instructions, at most: a schedule that writes out more (an unrolled loop over
     /// a huge tile) is refused when it passes this, instead of being written for minutes. The
-    /// largest shipped kernels have about 10,000.
-    std::size_t maxInstructions = 200'000;
+    /// largest kernels of the shipped examples have about 24,000 (9,000 in PTX).
+    std::size_t maxInstructions = 100'000;
 };
 
 class Context {

@@ -16,6 +16,8 @@
 //     KILN_PROPERTY_CASES=N   cases to run (default 300: 25 to 40 s on two shared cores)
 //     KILN_PROPERTY_SEED=S    the first seed (default 1); seeds S, S+1, ... S+N-1
 //     KILN_PROPERTY_VERBOSE=1 print every case's outcome
+// Over 800 lines on purpose: the Command generator, the schedule drawing and the checks of one
+// property test belong together.
 #include "LoweringTestSupport.h"
 #include "kiln/graph/SemanticCheck.h"
 #include "kiln/graph/Verify.h"

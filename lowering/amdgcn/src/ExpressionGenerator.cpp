@@ -1,4 +1,7 @@
 // ExpressionGenerator.cpp: the expression visitor, conversions and the arithmetic per type.
+// Over 800 lines on purpose: one visitor over every expression kind, whose arithmetic per type
+// (i32, i64 on the scalar and the vector unit, f16/bf16 through f32, f32, f64) reads best in one
+// place; division by constants and by run-time values already has its own files.
 #include "kiln/amdgcn/ExpressionGenerator.h"
 
 #include "kiln/graph/Error.h"

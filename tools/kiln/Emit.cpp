@@ -8,6 +8,7 @@
 #include "Output.h"
 #include "Params.h"
 #include "Subcommands.h"
+#include "kiln/arch-db/ArchLibrary.h"
 #include "kiln/graph/CommandJson.h"
 #include "kiln/lowering/Compile.h"
 #include "kiln/rules/Pipeline.h"
@@ -16,7 +17,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
-#include <fmt/core.h>
+#include <fmt/format.h>
 #include <optional>
 
 namespace kiln::cli {
@@ -34,7 +35,9 @@ void addEmit(CLI::App& app) {
     sub->add_option("--pipelines", o->pipelines, "Folder of *.pipeline.json files")
         ->capture_default_str();
     sub->add_option("--params", o->params, "Schedule parameters, NAME=INT[,NAME=INT...]");
-    sub->add_option("--target", o->target, "Target (sm_80, sm_90, sm_90a, gfx90a, gfx942, gfx1100)")
+    sub->add_option(
+           "--target", o->target,
+           fmt::format("Target ({})", fmt::join(arch::ArchLibrary::instance().targetNames(), ", ")))
         ->capture_default_str();
     sub->add_option("-o,--output", o->output, "Folder for ENTRY.ptx and ENTRY.manifest.json");
     sub->callback([o] {

@@ -7,7 +7,10 @@
 #include "kiln/graph/Error.h"
 
 #include <array>
+#include <fmt/format.h>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace kiln::amdgcn {
 
@@ -30,10 +33,14 @@ Target::Target(arch::Arch const& arch)
 Target Target::named(std::string_view name) {
     try {
         arch::Arch const& arch = arch::ArchLibrary::get(name);
-        if (arch.vendor() != arch::Vendor::Amd)
-            fail("'{}' is an NVIDIA target; the AMDGCN backend needs an AMD one (gfx90a, gfx942, "
-                 "gfx1100)",
-                 name);
+        if (arch.vendor() != arch::Vendor::Amd) {
+            std::vector<std::string> amd;
+            for (std::string const& t : arch::ArchLibrary::instance().targetNames())
+                if (arch::ArchLibrary::get(t).vendor() == arch::Vendor::Amd)
+                    amd.push_back(t);
+            fail("'{}' is an NVIDIA target; the AMDGCN backend needs an AMD one ({})", name,
+                 fmt::join(amd, ", "));
+        }
         return Target(arch);
     } catch (arch::ArchError const& e) {
         throw UserError(e.what());

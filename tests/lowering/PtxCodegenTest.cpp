@@ -381,18 +381,26 @@ TEST(PtxCodegen, AScheduleNeedingMoreSharedMemoryThanTheTargetHasIsRefused) {
     }
 }
 
+// What code generation says of an example lowered by a pipeline at schedule `p` for `target`:
+// "emitted", or its error.
+std::string emitMessage(std::string const& target, std::map<std::string, std::int64_t> const& p,
+                        std::string const& command = "gemm.json",
+                        std::string const& pipeline = "gemm.pipeline.json") {
+    KernelGraph const graph = lowered(command, pipeline, p, target);
+    try {
+        lowering::emitKernel(graph, {.target = target, .schedule = p});
+    } catch (UserError const& e) {
+        return e.what();
+    }
+    return "emitted";
+}
+
 // Refused before any code is written: a tile staged element by element, or copies for every
 // stage, took minutes for a huge MT_K or STAGES, and STAGES x bytes could pass int64.
 TEST(PtxCodegen, AHugeStagedTileIsRefusedBeforeItsCodeIsWritten) {
     auto const message = [](std::map<std::string, std::int64_t> const& p) {
-        try {
-            lowering::emitKernel(lowered("gemm.json", "gemm.pipeline.json", p, "sm_90a"),
-                                 {.target = "sm_90a", .schedule = p});
-        } catch (UserError const& e) {
-            std::string const m = e.what();
-            return m.substr(0, m.find(" (shared_bytes)"));
-        }
-        return std::string("emitted");
+        std::string const m = emitMessage("sm_90a", p);
+        return m.substr(0, m.find(" (shared_bytes)"));
     };
     EXPECT_EQ(message({{"MT_K", 65536}}), "error: the workgroup needs 33554432 bytes of shared "
                                           "memory; sm_90a has at most 232448");
@@ -410,14 +418,7 @@ TEST(PtxCodegen, AHugeStagedTileIsRefusedBeforeItsCodeIsWritten) {
 // (found by FuzzCodegen). Both code generators stop as the kernel passes 100,000 instructions.
 TEST(PtxCodegen, AKernelOfTooManyInstructionsIsRefusedAsItIsWritten) {
     auto const message = [](std::string const& target, std::int64_t mtK) {
-        std::map<std::string, std::int64_t> const p = {{"MT_K", mtK}, {"STAGES", 0}};
-        KernelGraph const graph = lowered("gemm.json", "gemm.pipeline.json", p, target);
-        try {
-            lowering::emitKernel(graph, {.target = target, .schedule = p});
-        } catch (UserError const& e) {
-            return std::string(e.what());
-        }
-        return std::string("emitted");
+        return emitMessage(target, {{"MT_K", mtK}, {"STAGES", 0}});
     };
     EXPECT_EQ(message("sm_90a", 6967068687966714032),
               "error: operation #78 (ForLoop): the kernel passes 100000 PTX instructions: the "
@@ -431,38 +432,24 @@ TEST(PtxCodegen, AKernelOfTooManyInstructionsIsRefusedAsItIsWritten) {
 // The workitems of a workgroup are multiplied in many places: a block whose product passes
 // int64 (found by FuzzCodegen under UBSan) is refused where the launch shape is read.
 TEST(PtxCodegen, AWorkgroupOfTwoToTheSixtyTwoWorkitemsIsRefused) {
-    std::map<std::string, std::int64_t> const p = {{"WG_SIZE", std::int64_t{1} << 62}};
-    try {
-        lowering::emitKernel(lowered("axpy.json", "elementwise.pipeline.json", p, "sm_90a"),
-                             {.target = "sm_90a", .schedule = p});
-        ADD_FAILURE() << "emitted";
-    } catch (UserError const& e) {
-        EXPECT_STREQ(e.what(), "error: a workgroup of 4611686018427387904 x 1 x 1 workitems; code "
-                               "generation takes fewer than 2^31");
-    }
+    EXPECT_EQ(emitMessage("sm_90a", {{"WG_SIZE", std::int64_t{1} << 62}}, "axpy.json",
+                          "elementwise.pipeline.json"),
+              "error: a workgroup of 4611686018427387904 x 1 x 1 workitems; code generation takes "
+              "fewer than 2^31");
 }
 
 // STAGES copies of shared memory are filled ahead by asynchronous copies: on a target without
 // them (every AMD target today) more than one stage would be silently ignored, so it is refused,
 // by both code generators, with the parameter and the target.
 TEST(PtxCodegen, CodegenParametersTheTargetCannotHonourAreRefused) {
-    auto const message = [](std::string const& target, std::map<std::string, std::int64_t> p) {
-        KernelGraph const graph = lowered("gemm.json", "gemm.pipeline.json", p, target);
-        try {
-            lowering::emitKernel(graph, {.target = target, .schedule = p});
-        } catch (UserError const& e) {
-            return std::string(e.what());
-        }
-        return std::string("emitted");
-    };
-    EXPECT_EQ(message("gfx942", {{"STAGES", 2}}),
+    EXPECT_EQ(emitMessage("gfx942", {{"STAGES", 2}}),
               "error: STAGES=2 pipelines a loop through 2 copies of shared memory with "
               "asynchronous copies (cp.async), which gfx942 does not have; use STAGES=1");
-    EXPECT_EQ(message("gfx942", {{"STAGES", 1}}), "emitted");
-    EXPECT_EQ(message("sm_90a", {{"STAGES", -1}}),
+    EXPECT_EQ(emitMessage("gfx942", {{"STAGES", 1}}), "emitted");
+    EXPECT_EQ(emitMessage("sm_90a", {{"STAGES", -1}}),
               "error: STAGES=-1 is not a number of shared-memory copies: it must be 0 (operands "
               "read from memory) or more");
-    EXPECT_EQ(message("sm_90a", {{"MIN_BLOCKS", 33}}),
+    EXPECT_EQ(emitMessage("sm_90a", {{"MIN_BLOCKS", 33}}),
               "error: MIN_BLOCKS=33 is out of range: 0 (no minimum) to 32, the workgroups sm_90a "
               "keeps on one multiprocessor (max_blocks_per_multiprocessor)");
 }

@@ -1,6 +1,7 @@
 // AmdTestSupport.cpp: assembler, llvm-objdump-16 and llvm-readelf-16 for the tests.
 #include "AmdTestSupport.h"
 
+#include "../GoldenFile.h"
 #include "kiln/runtime/Assembler.h"
 
 #include <cstdio>
@@ -148,19 +149,7 @@ std::string metadataNote(std::string const& codeObject, std::string& why) {
 }
 
 void expectGolden(std::string const& name, std::string const& text) {
-    std::filesystem::path const path =
-        std::filesystem::path(KILN_SOURCE_DIR) / "tests" / "amdgcn" / "golden" / name;
-    if (char const* update = std::getenv("KILN_UPDATE_GOLDEN"); update && *update == '1') {
-        std::ofstream(path) << text;
-        return;
-    }
-    std::ifstream in(path);
-    ASSERT_TRUE(in) << "no golden file " << path
-                    << "; run with KILN_UPDATE_GOLDEN=1 to create it, then review it";
-    std::stringstream expected;
-    expected << in.rdbuf();
-    EXPECT_EQ(expected.str(), text)
-        << "golden file " << path << " differs; KILN_UPDATE_GOLDEN=1 rewrites it";
+    kiln::test::expectGoldenFile("tests/amdgcn/golden/" + name, text);
 }
 
 Context makeContext(std::string const& target) {

@@ -5,6 +5,7 @@
 // disassembles back to the same instructions, whose metadata note matches the manifest and
 // whose register counts fit the target; one small kernel against a golden file.
 //     KILN_UPDATE_GOLDEN=1 ctest --test-dir build -R AmdgcnGraphGolden   (then review the diff)
+#include "../GoldenFile.h"
 #include "AmdTestSupport.h"
 #include "LoweringTestSupport.h"
 #include "kiln/amdgcn/Target.h"
@@ -208,17 +209,8 @@ INSTANTIATE_TEST_SUITE_P(Kernels, AmdgcnGraphKernel,
                          caseName);
 
 TEST(AmdgcnGraphGolden, AxpyOnGfx942) {
-    std::string const text = emit(kCases[1], "gfx942").code;
-    std::string const path = test::sourcePath("tests/golden/amdgcn/axpy_vec1.gfx942.s");
-    if (char const* update = std::getenv("KILN_UPDATE_GOLDEN"); update && *update == '1') {
-        std::ofstream(path) << text;
-        return;
-    }
-    std::ifstream in(path);
-    ASSERT_TRUE(in) << "no golden file " << path << "; KILN_UPDATE_GOLDEN=1 writes it";
-    std::stringstream golden;
-    golden << in.rdbuf();
-    EXPECT_EQ(text, golden.str()) << "golden file " << path << " differs";
+    kiln::test::expectGoldenFile("tests/golden/amdgcn/axpy_vec1.gfx942.s",
+                                 emit(kCases[1], "gfx942").code);
 }
 
 TEST(AmdgcnGraphKernel, ManifestIsThePtxBackendsFormat) {

@@ -4,6 +4,7 @@
 // with the calls it must take and those it must refuse.
 #include "ExportHeader.h"
 
+#include "../GoldenFile.h"
 #include "kiln/graph/Error.h"
 #include "kiln/graph/SourceJson.h"
 
@@ -17,15 +18,8 @@ using namespace kiln::cli;
 
 namespace {
 
-std::string const kGolden = std::string(KILN_SOURCE_DIR) + "/tests/golden/export/";
-
 void expectGolden(std::string const& name, std::string const& text) {
-    std::string const path = kGolden + name;
-    if (std::getenv("KILN_UPDATE_GOLDEN")) {
-        std::ofstream(path) << text;
-        return;
-    }
-    EXPECT_EQ(text, readTextFile(path)) << "run with KILN_UPDATE_GOLDEN=1 to update " << path;
+    kiln::test::expectGoldenFile("tests/golden/export/" + name, text);
 }
 
 lowering::ParameterInfo parameter(std::string name, std::string type, bool pointer,

@@ -2,61 +2,22 @@
 // tests/golden/<name>.txt. When a change to translate or to the printed form is intended, run
 //     KILN_UPDATE_GOLDEN=1 ctest --test-dir build -R Golden
 // to rewrite the files, and review the diff before committing it.
+#include "../GoldenFile.h"
 #include "CheckLines.h"
 #include "ExampleCommands.h"
 #include "kiln/graph/GraphText.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/graph/Verify.h"
 
-#include <cstdlib>
-#include <fstream>
 #include <gtest/gtest.h>
-#include <sstream>
 
 namespace kiln::test {
 namespace {
 
-std::string goldenPath(std::string const& name) {
-    return std::string(KILN_SOURCE_DIR) + "/tests/golden/" + name + ".txt";
-}
-
-// The first line on which `actual` and `expected` differ, both shown.
-std::string firstDifference(std::string const& actual, std::string const& expected) {
-    std::istringstream a(actual), e(expected);
-    std::string la, le;
-    for (int line = 1;; ++line) {
-        bool const moreA = static_cast<bool>(std::getline(a, la));
-        bool const moreE = static_cast<bool>(std::getline(e, le));
-        if (!moreA && !moreE)
-            return "no difference";
-        if (!moreA || !moreE || la != le)
-            return "line " + std::to_string(line) + ":\n  expected: " + (moreE ? le : "<end>") +
-                   "\n  actual:   " + (moreA ? la : "<end>");
-    }
-}
-
 void expectGolden(std::string const& name, Command const& command) {
     KernelGraph const graph = translate(command);
     EXPECT_EQ(describe(graph, verify(graph)), "");
-    std::string const actual = toText(graph);
-    std::string const path = goldenPath(name);
-
-    if (char const* update = std::getenv("KILN_UPDATE_GOLDEN");
-        update && std::string(update) == "1") {
-        std::ofstream(path) << actual;
-        std::cout << "rewrote " << path << "\n";
-        return;
-    }
-    std::ifstream in(path);
-    ASSERT_TRUE(in) << "no golden file " << path
-                    << "; run with KILN_UPDATE_GOLDEN=1 to create it, then review it";
-    std::stringstream expected;
-    expected << in.rdbuf();
-    EXPECT_EQ(actual, expected.str())
-        << "the printed graph of '" << name << "' differs from " << path << " at "
-        << firstDifference(actual, expected.str())
-        << "\nIf the change is intended, rerun with KILN_UPDATE_GOLDEN=1 to rewrite the golden "
-           "file and review its diff.";
+    expectGoldenFile("tests/golden/" + name + ".txt", toText(graph));
 }
 
 TEST(Golden, Axpy) {

@@ -1,6 +1,7 @@
 // PtxCodegenTest.cpp: every shipped example that code generation covers is emitted for each
 // NVIDIA target and assembled by ptxas; small kernels are compared with golden PTX.
 //     KILN_UPDATE_GOLDEN=1 ctest --test-dir build -R PtxGolden    (then review the diff)
+#include "../GoldenFile.h"
 #include "LoweringTestSupport.h"
 #include "kiln/lowering/Codegen.h"
 #include "kiln/runtime/Ptxas.h"
@@ -552,17 +553,7 @@ TEST_P(PtxGolden, MatchesTheGoldenFile) {
     Case const& c = GetParam();
     auto const kernel = lowering::emitKernel(lowered(c.command, c.pipeline, c.params, "sm_90"),
                                              {.target = "sm_90", .schedule = c.params});
-    std::string const path = sourcePath("tests/golden/ptx/" + c.name + ".sm_90.ptx");
-    if (char const* update = std::getenv("KILN_UPDATE_GOLDEN"); update && *update == '1') {
-        std::ofstream(path) << kernel.code;
-        GTEST_SKIP() << "updated " << path;
-    }
-    std::ifstream in(path);
-    ASSERT_TRUE(in) << "no golden file " << path
-                    << "; run with KILN_UPDATE_GOLDEN=1 to create it, then review it";
-    std::stringstream golden;
-    golden << in.rdbuf();
-    EXPECT_EQ(kernel.code, golden.str());
+    expectGoldenFile("tests/golden/ptx/" + c.name + ".sm_90.ptx", kernel.code);
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, PtxGolden, ::testing::Values(kCases[0], kCases[3], kCases[11]),

@@ -2,6 +2,7 @@
 // with golden files in tests/golden/tuning/ (KILN_UPDATE_GOLDEN=1 rewrites them; review the diff).
 #include "kiln/scheduler/Report.h"
 
+#include "../GoldenFile.h"
 #include "kiln/graph/SourceJson.h"
 #include "kiln/scheduler/CheckProvenance.h"
 
@@ -14,15 +15,8 @@ using namespace kiln::scheduler;
 
 namespace {
 
-std::string const kGolden = std::string(KILN_SOURCE_DIR) + "/tests/golden/tuning/";
-
 void expectGolden(std::string const& name, std::string const& text) {
-    std::string const path = kGolden + name;
-    if (std::getenv("KILN_UPDATE_GOLDEN")) {
-        std::ofstream(path) << text;
-        return;
-    }
-    EXPECT_EQ(text, readTextFile(path)) << "run with KILN_UPDATE_GOLDEN=1 to update " << path;
+    kiln::test::expectGoldenFile("tests/golden/tuning/" + name, text);
 }
 
 SearchSpace space() {

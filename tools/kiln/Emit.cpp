@@ -8,7 +8,6 @@
 #include "Output.h"
 #include "Params.h"
 #include "Subcommands.h"
-#include "kiln/arch-db/ArchLibrary.h"
 #include "kiln/graph/CommandJson.h"
 #include "kiln/lowering/Compile.h"
 #include "kiln/rules/Pipeline.h"
@@ -17,7 +16,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <optional>
 
 namespace kiln::cli {
@@ -35,9 +34,9 @@ void addEmit(CLI::App& app) {
     sub->add_option("--pipelines", o->pipelines, "Folder of *.pipeline.json files")
         ->capture_default_str();
     sub->add_option("--params", o->params, "Schedule parameters, NAME=INT[,NAME=INT...]");
-    sub->add_option(
-           "--target", o->target,
-           fmt::format("Target ({})", fmt::join(arch::ArchLibrary::instance().targetNames(), ", ")))
+    // Not the list of arch-db's targets: the database is read when a command runs, so that a bad
+    // KILN_ARCH_FILE is an error of the command that reads it, not of every command line.
+    sub->add_option("--target", o->target, "Target: one of arch-db's (`kiln arch list`)")
         ->capture_default_str();
     sub->add_option("-o,--output", o->output, "Folder for ENTRY.ptx and ENTRY.manifest.json");
     sub->callback([o] {

@@ -6,7 +6,6 @@
 // than L2, whose bytes read + written per second are what an element-wise kernel can at best
 // reach. Figures: GB/s of the bytes each kernel must move, and their ratio to the copy.
 // Google Benchmark with manual time: one iteration per benchmark, whose time is the median.
-#include "DeviceRun.h"
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/rules/ArchFacts.h"
@@ -15,6 +14,7 @@
 #include "kiln/runtime/Event.h"
 #include "kiln/runtime/Platform.h"
 #include "kiln/runtime/Stream.h"
+#include "kiln/scheduler/DeviceRun.h"
 
 #include <algorithm>
 #include <benchmark/benchmark.h>
@@ -73,8 +73,8 @@ void generated(benchmark::State& state, std::string const& commandFile,
     auto problem = command.defaults;
     for (auto const& [name, value] : sizes)
         problem[name] = value;
-    auto result =
-        cli::runOnDevice(gDevice, command, problem, graph, kernel, {.repetitions = kRepetitions});
+    auto result = scheduler::runOnDevice(gDevice, command, problem, graph, kernel,
+                                         {.repetitions = kRepetitions});
     if (!result) {
         state.SkipWithError(result.error().message().c_str());
         return;

@@ -16,7 +16,6 @@
 // issues nothing but independent mma.sync.m16n8k16 (f16 in, f32 accumulation) from registers on
 // every multiprocessor (`mma_sync_peak`). Kiln's f16 kernels
 // report their share of it next to their ratio to cuBLAS, whose Hopper kernels use wgmma.
-#include "DeviceRun.h"
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/rules/ArchFacts.h"
@@ -27,6 +26,7 @@
 #include "kiln/runtime/Stream.h"
 #include "kiln/runtime/TypedKernel.h"
 #include "kiln/runtime/cuda/Blas.h"
+#include "kiln/scheduler/DeviceRun.h"
 #include "kiln/test/RuntimePtx.h"
 
 #include <algorithm>
@@ -196,8 +196,8 @@ void mmaSyncPeak(benchmark::State& state, std::uint32_t blocksPerSm) {
 void kilnGemm(benchmark::State& state, Command const& command, KernelGraph const& lowered,
               lowering::EmittedKernel const& kernel, std::map<std::string, double> const& problem,
               std::string const& key, double flops) {
-    auto result = cli::runOnDevice(gDevice, command, problem, lowered, kernel,
-                                   {.warmup = kWarmup, .repetitions = kRepetitions});
+    auto result = scheduler::runOnDevice(gDevice, command, problem, lowered, kernel,
+                                         {.warmup = kWarmup, .repetitions = kRepetitions});
     if (!result) {
         state.SkipWithError(result.error().message().c_str());
         return;

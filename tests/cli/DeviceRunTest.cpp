@@ -1,14 +1,14 @@
 // DeviceRunTest.cpp: what the measuring path decides on the host: when the median is known
 // well enough to stop timing, and that the comparison kernels assemble.
-#include "DeviceRun.h"
+#include "kiln/scheduler/DeviceRun.h"
 
-#include "DeviceCompare.h"
 #include "kiln/runtime/Ptxas.h"
+#include "kiln/scheduler/DeviceCompare.h"
 
 #include <gtest/gtest.h>
 #include <limits>
 
-namespace kiln::cli {
+namespace kiln::scheduler {
 namespace {
 
 TEST(MedianAndPrecision, TheMedianInterpolatesBetweenTheMiddleSamples) {
@@ -67,4 +67,4 @@ TEST(DeviceComparison, ComparesTheFloatingPointTypes) {
 }
 
 } // namespace
-} // namespace kiln::cli
+} // namespace kiln::scheduler

@@ -1,11 +1,11 @@
 // GemmReferenceTest.cpp: which Commands cuBLAS can check, and the shape it is given.
-#include "GemmReference.h"
+#include "kiln/scheduler/GemmReference.h"
 
 #include "kiln/graph/CommandJson.h"
 
 #include <gtest/gtest.h>
 
-namespace kiln::cli {
+namespace kiln::scheduler {
 namespace {
 
 std::string const kExamples = std::string(KILN_SOURCE_DIR) + "/examples/";
@@ -60,4 +60,4 @@ TEST(GemmReference, OtherCommandsAreNotGemms) {
 }
 
 } // namespace
-} // namespace kiln::cli
+} // namespace kiln::scheduler

@@ -6,7 +6,6 @@
 // against the CPU reference (a GEMM of more than 1e8 FLOPs against cuBLAS on the device) and,
 // with --repetitions, times it with device events, L2 flushed before each. Exits 1 when the
 // result is outside the tolerance or there is no usable GPU.
-#include "DeviceRun.h"
 #include "Params.h"
 #include "Problem.h"
 #include "Subcommands.h"
@@ -14,6 +13,7 @@
 #include "kiln/lowering/Compile.h"
 #include "kiln/rules/Pipeline.h"
 #include "kiln/runtime/Platform.h"
+#include "kiln/scheduler/DeviceRun.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -61,8 +61,8 @@ void addRun(CLI::App& app) {
         auto device = platform.value()->device(o->device);
         if (!device)
             fail("{}", device.error().message());
-        auto result = runOnDevice(device.value(), command, problem, graph, kernel,
-                                  {.repetitions = o->repetitions});
+        auto result = scheduler::runOnDevice(device.value(), command, problem, graph, kernel,
+                                             {.repetitions = o->repetitions});
         if (!result)
             fail("{}", result.error().message());
         auto const& r = result.value();

@@ -11,11 +11,10 @@
 // on the problem's sizes, checks it against the Command's direct semantics and times it on the
 // CPU (a real, if slow, measurement of the whole loop on machines without a GPU); the cuda
 // backend loads the code the compile step assembled (the cubin; the PTX, JIT-compiled, only
-// where the device cannot load it) and runs it on GPU N on a DeviceProblem (DeviceRun.h) kept
-// across candidates of the same problem: inputs and reference stay on the device, the check
+// where the device cannot load it) and runs it on GPU N on a DeviceProblem (scheduler/DeviceRun.h)
+// kept across candidates of the same problem: inputs and reference stay on the device, the check
 // runs there, and timing repeats until the median is known within the precision asked for.
 // Not meant to be run by hand; hidden from --help.
-#include "DeviceRun.h"
 #include "Output.h"
 #include "Problem.h"
 #include "Tuning.h"
@@ -33,6 +32,7 @@
 #include "kiln/runtime/Ptxas.h"
 #include "kiln/scheduler/CheckProvenance.h"
 #include "kiln/scheduler/CompileCache.h"
+#include "kiln/scheduler/DeviceRun.h"
 #include "kiln/scheduler/TuningDatabase.h"
 
 #include <CLI/CLI.hpp>
@@ -297,7 +297,7 @@ struct OnDevice {
     std::string commandFile;
     std::unique_ptr<Command> command;
     std::string problemKey;
-    std::unique_ptr<DeviceProblem> problem;
+    std::unique_ptr<scheduler::DeviceProblem> problem;
 };
 
 // The kernel the compile step left at `artifact`: its cubin, or where the device cannot load
@@ -335,7 +335,7 @@ nlohmann::json measureOnDevice(nlohmann::json const& request, OnDevice& state) {
     std::map<std::string, double> problem = state.command->defaults;
     for (auto const& [k, v] : request.value("sizes", std::map<std::string, double>{}))
         problem[k] = v;
-    DeviceRunOptions const options{
+    scheduler::DeviceRunOptions const options{
         .seed = 7,
         .warmup = request.value("warmup", 3),
         .repetitions = std::max(request.value("repetitions", 10), 1),
@@ -347,7 +347,8 @@ nlohmann::json measureOnDevice(nlohmann::json const& request, OnDevice& state) {
     std::string const problemKey = commandFile + nlohmann::json(problem).dump();
     if (!state.problem || state.problemKey != problemKey) {
         state.problem.reset();
-        auto made = DeviceProblem::create(state.device, *state.command, problem, options);
+        auto made =
+            scheduler::DeviceProblem::create(state.device, *state.command, problem, options);
         if (!made.ok())
             return fail("run",
                         "the problem could not be set up on the device: " + made.error().message());

@@ -1,12 +1,12 @@
 // DeviceProblemGpuTest.cpp: one problem on the device, many kernels run on it, as a sweep does.
 // The comparison on the device agrees with the host's metric; a kernel that writes nothing
 // fails even after a correct one ran on the same buffers; timing stops where it is told to.
-#include "DeviceCompare.h"
-#include "DeviceRun.h"
 #include "LoweringTestSupport.h"
 #include "gpu/GpuFixture.h"
 #include "kiln/graph/Bindings.h"
 #include "kiln/runtime/ScalarType.h"
+#include "kiln/scheduler/DeviceCompare.h"
+#include "kiln/scheduler/DeviceRun.h"
 
 #include <cmath>
 #include <cstring>
@@ -20,7 +20,7 @@ class DeviceProblemGpuTest : public GpuTest {};
 
 // f32 and f16 tensors of the same values, with NaNs on one side, on both, and near zero.
 TEST_F(DeviceProblemGpuTest, TheDeviceComparisonAgreesWithTheHost) {
-    KILN_ASSERT_OK_AND_ASSIGN(auto comparison, cli::DeviceComparison::load(device()));
+    KILN_ASSERT_OK_AND_ASSIGN(auto comparison, scheduler::DeviceComparison::load(device()));
     runtime::Stream stream = newStream();
     std::size_t const n = 100003;
     auto const a = runtime::test::randomFloats(n, 1), noise = runtime::test::randomFloats(n, 2);
@@ -94,12 +94,12 @@ TEST_F(DeviceProblemGpuTest, AKernelThatWritesNothingFailsAfterACorrectOne) {
     auto problem = command.defaults;
     problem["N"] = 100003;
     KILN_ASSERT_OK_AND_ASSIGN(auto onDevice,
-                              cli::DeviceProblem::create(device(), command, problem));
+                              scheduler::DeviceProblem::create(device(), command, problem));
     EXPECT_EQ(onDevice->reference(), "CPU");
-    KILN_ASSERT_OK_AND_ASSIGN(auto good, cli::loadEmitted(device(), kernel));
+    KILN_ASSERT_OK_AND_ASSIGN(auto good, scheduler::loadEmitted(device(), kernel));
     KILN_ASSERT_OK_AND_ASSIGN(auto right, onDevice->run(good.kernel, graph, kernel.sharedBytes));
     EXPECT_LE(right.maxRelativeError, right.tolerance);
-    KILN_ASSERT_OK_AND_ASSIGN(auto bad, cli::loadEmitted(device(), idle(kernel)));
+    KILN_ASSERT_OK_AND_ASSIGN(auto bad, scheduler::loadEmitted(device(), idle(kernel)));
     KILN_ASSERT_OK_AND_ASSIGN(auto wrong, onDevice->run(bad.kernel, graph, kernel.sharedBytes));
     EXPECT_GT(wrong.maxRelativeError, wrong.tolerance) << "the outputs were not reset";
     // And the correct one passes again after it.
@@ -115,8 +115,8 @@ TEST_F(DeviceProblemGpuTest, TimingStopsWhereItIsTold) {
     auto problem = command.defaults;
     problem["N"] = 1 << 22;
     KILN_ASSERT_OK_AND_ASSIGN(auto onDevice,
-                              cli::DeviceProblem::create(device(), command, problem));
-    KILN_ASSERT_OK_AND_ASSIGN(auto loaded, cli::loadEmitted(device(), kernel));
+                              scheduler::DeviceProblem::create(device(), command, problem));
+    KILN_ASSERT_OK_AND_ASSIGN(auto loaded, scheduler::loadEmitted(device(), kernel));
     KILN_ASSERT_OK_AND_ASSIGN(auto fixed, onDevice->run(loaded.kernel, graph, kernel.sharedBytes,
                                                         {.warmup = 1, .repetitions = 7}));
     EXPECT_EQ(fixed.samplesMs.size(), 7u);

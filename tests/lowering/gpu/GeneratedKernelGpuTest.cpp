@@ -1,9 +1,9 @@
 // GeneratedKernelGpuTest.cpp: kernels emitted from the shipped pipelines run on the GPU on
 // random inputs, at sizes that are and are not multiples of their tiles, and match the CPU
 // reference (f32 within 1e-5 relative).
-#include "DeviceRun.h"
 #include "LoweringTestSupport.h"
 #include "gpu/GpuFixture.h"
+#include "kiln/scheduler/DeviceRun.h"
 
 namespace kiln::test {
 namespace {
@@ -30,7 +30,7 @@ TEST_P(GeneratedKernelGpuTest, MatchesTheReference) {
     auto problem = command.defaults;
     for (auto const& [name, value] : c.problem)
         problem[name] = value;
-    auto const result = cli::runOnDevice(device(), command, problem, graph, kernel);
+    auto const result = scheduler::runOnDevice(device(), command, problem, graph, kernel);
     ASSERT_TRUE(result.ok()) << result.error().message();
     EXPECT_LE(result.value().maxRelativeError, result.value().tolerance)
         << "in " << result.value().worstTensor;
@@ -43,7 +43,7 @@ TEST_P(GeneratedKernelGpuTest, MatchesTheReference) {
     auto const specialized = lowering::emitKernel(graph, forProblem);
     if (specialized.code == kernel.code)
         return;
-    auto const again = cli::runOnDevice(device(), command, problem, graph, specialized);
+    auto const again = scheduler::runOnDevice(device(), command, problem, graph, specialized);
     ASSERT_TRUE(again.ok()) << again.error().message();
     EXPECT_LE(again.value().maxRelativeError, again.value().tolerance)
         << "for these sizes only, in " << again.value().worstTensor;

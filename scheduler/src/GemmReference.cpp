@@ -1,10 +1,10 @@
-#include "GemmReference.h"
+#include "kiln/scheduler/GemmReference.h"
 
 #include "kiln/graph/Expression.h"
 
 #include <fmt/format.h>
 
-namespace kiln::cli {
+namespace kiln::scheduler {
 
 namespace {
 
@@ -158,4 +158,4 @@ gemmOnDevice(runtime::cuda::Blas& blas, runtime::Stream& stream, GemmForm const&
                        scalarType(bindings.tensors.at(form.d).dtype), alpha, pa, pb, beta, pd);
 }
 
-} // namespace kiln::cli
+} // namespace kiln::scheduler

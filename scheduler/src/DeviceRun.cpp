@@ -1,7 +1,5 @@
-#include "DeviceRun.h"
+#include "kiln/scheduler/DeviceRun.h"
 
-#include "DeviceCompare.h"
-#include "GemmReference.h"
 #include "kiln/graph/Reference.h"
 #include "kiln/lowering/LaunchShape.h"
 #include "kiln/runtime/CommandBuffer.h"
@@ -11,6 +9,8 @@
 #include "kiln/runtime/KernelArguments.h"
 #include "kiln/runtime/Ptxas.h"
 #include "kiln/runtime/Stream.h"
+#include "kiln/scheduler/DeviceCompare.h"
+#include "kiln/scheduler/GemmReference.h"
 
 #include <algorithm>
 #include <chrono>
@@ -18,7 +18,7 @@
 #include <cstring>
 #include <fmt/format.h>
 
-namespace kiln::cli {
+namespace kiln::scheduler {
 
 namespace {
 
@@ -565,4 +565,4 @@ runOnDevice(std::shared_ptr<runtime::Device> const& device, Command const& comma
     return result;
 }
 
-} // namespace kiln::cli
+} // namespace kiln::scheduler

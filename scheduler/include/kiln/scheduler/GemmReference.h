@@ -18,7 +18,7 @@
 #include <optional>
 #include <string>
 
-namespace kiln::cli {
+namespace kiln::scheduler {
 
 /// The roles of a GEMM Command's arguments: D = alpha * op(A) x op(B) + beta * C.
 struct GemmForm {
@@ -43,4 +43,4 @@ gemmOnDevice(runtime::cuda::Blas& blas, runtime::Stream& stream, GemmForm const&
              std::map<std::string, runtime::DeviceMemory<std::uint8_t>> const& buffers,
              runtime::DeviceMemory<std::uint8_t>& result);
 
-} // namespace kiln::cli
+} // namespace kiln::scheduler

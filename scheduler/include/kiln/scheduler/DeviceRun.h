@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-namespace kiln::cli {
+namespace kiln::scheduler {
 
 struct DeviceRunOptions {
     std::uint64_t seed = 7;
@@ -109,4 +109,4 @@ runOnDevice(std::shared_ptr<runtime::Device> const& device, Command const& comma
             std::map<std::string, double> const& problem, KernelGraph const& lowered,
             lowering::EmittedKernel const& kernel, DeviceRunOptions const& options = {});
 
-} // namespace kiln::cli
+} // namespace kiln::scheduler

@@ -21,7 +21,7 @@
 #include <optional>
 #include <string>
 
-namespace kiln::cli {
+namespace kiln::scheduler {
 
 /// The PTX of the two kernels (for ptxas in the tests).
 std::string comparisonPtx();
@@ -56,4 +56,4 @@ private:
     std::uint32_t blocks_ = 1;
 };
 
-} // namespace kiln::cli
+} // namespace kiln::scheduler

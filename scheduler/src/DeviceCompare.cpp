@@ -1,4 +1,4 @@
-#include "DeviceCompare.h"
+#include "kiln/scheduler/DeviceCompare.h"
 
 #include "kiln/runtime/KernelArguments.h"
 #include "kiln/runtime/KernelLoaderSpec.h"
@@ -6,7 +6,7 @@
 #include <bit>
 #include <fmt/format.h>
 
-namespace kiln::cli {
+namespace kiln::scheduler {
 
 namespace {
 
@@ -216,4 +216,4 @@ runtime::Expected<double> DeviceComparison::maxRelativeError(runtime::Stream& st
     return reduce(stream, *error_, type, actual, expected, count, std::max(1e-2 * scale, 1e-300));
 }
 
-} // namespace kiln::cli
+} // namespace kiln::scheduler

@@ -1,6 +1,7 @@
 #include "kiln/lowering/PtxWriter.h"
 
 #include "kiln/graph/ExpressionText.h"
+#include "kiln/lowering/Codegen.h"
 
 #include <bit>
 #include <charconv>
@@ -136,10 +137,10 @@ std::string PtxWriter::newRegister(PtxType type) {
 }
 
 void PtxWriter::instruction(std::string const& text) {
-    if (++instructions_ > kMaxInstructions)
+    if (++instructions_ > kMaxKernelInstructions)
         throw UserError(fmt::format("the kernel passes {} PTX instructions: the schedule writes "
                                     "out too much code (an unrolled loop over a tile too large)",
-                                    kMaxInstructions));
+                                    kMaxKernelInstructions));
     body_ += "    " + text + ";\n";
 }
 

@@ -54,7 +54,8 @@ AmdgcnKernelWriter::AmdgcnKernelWriter(KernelGraph const& graph, CodegenOptions 
     : KernelWalker(graph, options, "AMDGCN ")
     , shared_(sharedLayout(graph))
     , kernel_(describe(graph, options, shape_, shared_))
-    , context_(gcn::Target::named(options.target), kernel_.entry)
+    , context_(gcn::Target::named(options.target), kernel_.entry,
+               {.checkReads = true, .maxInstructions = kMaxKernelInstructions})
     , spec_(specOf(graph, kernel_, shape_))
     , asm_(context_, spec_)
     , b_(context_, out_)

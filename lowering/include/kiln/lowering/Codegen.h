@@ -13,6 +13,7 @@
 #include "kiln/arch-db/Arch.h"
 #include "kiln/graph/KernelGraph.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -34,6 +35,12 @@ struct CodegenOptions {
 /// The schedule parameters code generation reads itself (beside those of the rules):
 /// MIN_BLOCKS (.minnctapersm) and STAGES (copies of a pipelined loop's shared memory).
 inline constexpr char const* kCodegenParameters[] = {"MIN_BLOCKS", "STAGES"};
+
+/// A kernel's instructions, at most: both code generators refuse a kernel as it passes them, so
+/// that a schedule that writes out an unrolled loop over a huge tile stops at once instead of
+/// after minutes. The largest kernels of the shipped examples have about 24,000 (AMDGCN) and
+/// 9,000 (PTX).
+inline constexpr std::size_t kMaxKernelInstructions = 100'000;
 
 /// The schedule as messages name it: "MT_M=128,MT_N=256" (names in order).
 std::string scheduleText(std::map<std::string, std::int64_t> const& schedule);

@@ -47,11 +47,8 @@ public:
     /// A fresh register of `type`.
     std::string newRegister(PtxType type);
     /// Appends one line of the kernel body (an instruction gets its `;` here). A kernel of
-    /// more than kMaxInstructions is refused as it passes them (a UserError): a schedule that
-    /// writes out an unrolled loop over a huge tile stops at once instead of after minutes.
+    /// more than kMaxKernelInstructions (Codegen.h) is refused as it passes them (a UserError).
     void instruction(std::string const& text);
-    /// The largest PTX kernels of the shipped examples have about 9,000 instructions.
-    static constexpr std::size_t kMaxInstructions = 100'000;
     void label(std::string const& name);
     /// A fresh label name.
     std::string newLabel(std::string_view hint);

@@ -13,6 +13,7 @@
 #include "kiln/amdgcn/Target.h"
 #include "kiln/amdgcn/WaitcntObserver.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,10 +27,10 @@ using Stream = std::vector<Instruction>;
 struct ContextOptions {
     /// Reads of registers nothing wrote are internal errors (off for hand-built streams).
     bool checkReads = true;
-    /// A kernel's instructions, at most: a schedule that writes out more (an unrolled loop over
-    /// a huge tile) is refused when it passes this, instead of being written for minutes. The
-    /// largest kernels of the shipped examples have about 24,000 (9,000 in PTX).
-    std::size_t maxInstructions = 100'000;
+    /// A kernel's instructions, at most (a UserError as it passes them): code generation sets
+    /// lowering::kMaxKernelInstructions, so that a schedule that writes out an unrolled loop over
+    /// a huge tile stops at once instead of after minutes.
+    std::size_t maxInstructions = SIZE_MAX;
 };
 
 class Context {

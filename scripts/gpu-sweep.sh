@@ -74,7 +74,7 @@ grep -E "^(triton|torch)" "$OUT/triton.log" | tee -a "$OUT/summary.txt"
 step "kiln run of the winner"
 db="$OUT/first/tuning.jsonl"
 [ -n "${GPUS:-}" ] && db="$OUT/gpus-${GPUS%% *}/tuning.jsonl"
-winner=$("$KILN" db best "$db" | sed -n 's/.* at \([A-Z_0-9=,]*\)$/\1/p' | head -1)
+winner=$("$KILN" db best "$db" | sed -n 's/.* at \([A-Z_0-9=,]*[0-9]\)\(, checked.*\)\{0,1\}$/\1/p' | head -1)
 recorded=$("$KILN" db best "$db" | sed -n 's/.*: \([0-9.]*\) us.*/\1/p' | head -1)
 echo "winner $winner, recorded ${recorded} us" | tee -a "$OUT/summary.txt"
 if [ -n "$winner" ]; then

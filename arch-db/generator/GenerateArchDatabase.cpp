@@ -8,6 +8,7 @@
 #include "TargetDefinition.h"
 #include "kiln/arch-db/ArchJson.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -81,11 +82,24 @@ int main(int argc, char** argv) {
         for (auto const& info : kiln::arch::kCapabilityTable) {
             capabilities.push_back(info.name);
         }
+        // What Kiln compiles for when a command names no target and no GPU decides: the
+        // newest part of each vendor that Kiln tunes for, NVIDIA first (kiln emit's default).
+        Json defaultTargets = {"sm_90a", "gfx942"};
         Json database = {{"schema_version", kiln::arch::kSchemaVersion},
                          {"generator", "kiln-arch-db-gen (arch-db/generator)"},
                          {"capabilities", capabilities},
+                         {"default_targets", defaultTargets},
                          {"targets", Json::array()}};
         std::vector<std::string> problems;
+        for (auto const& name : defaultTargets) {
+            bool const known =
+                std::any_of(targets.begin(), targets.end(), [&](TargetDefinition const& target) {
+                    return target.name() == name.get<std::string>();
+                });
+            if (!known) {
+                problems.push_back("default target " + name.dump() + " is not defined");
+            }
+        }
         for (auto const& target : targets) {
             auto found = target.problems();
             problems.insert(problems.end(), found.begin(), found.end());

@@ -1,4 +1,4 @@
-// NvidiaTargets.cpp: sm_80, sm_89, sm_90 and sm_90a, as family defaults plus part facts.
+// NvidiaTargets.cpp: sm_80, sm_86, sm_89, sm_90 and sm_90a, as family defaults plus part facts.
 //
 // Architecture limits come from the CUDA Programming Guide's table of technical
 // specifications per compute capability and from the PTX ISA; part figures (SM count, clocks,
@@ -20,6 +20,8 @@ constexpr char const* kCudaGuide =
 constexpr char const* kPtxIsa = "NVIDIA PTX ISA 8.x";
 constexpr char const* kA100Whitepaper = "NVIDIA A100 Tensor Core GPU Architecture whitepaper";
 constexpr char const* kA100Datasheet = "NVIDIA A100 Tensor Core GPU datasheet, A100 SXM4 40GB";
+constexpr char const* kGa102Whitepaper =
+    "NVIDIA Ampere GA102 GPU Architecture whitepaper, Appendix A (GeForce RTX 3090)";
 constexpr char const* kAdaWhitepaper =
     "NVIDIA Ada GPU Architecture whitepaper, Appendix A (GeForce RTX 4090)";
 constexpr char const* kH100Whitepaper = "NVIDIA H100 Tensor Core GPU Architecture whitepaper";
@@ -308,6 +310,34 @@ std::vector<TargetDefinition> nvidiaTargets() {
         .fact("peak_bf16_matrix_gflops", 312000, "GFLOP/s",
               std::string(kA100Datasheet) + " (dense)");
 
+    // GA102 is Ampere with the GA10x SM: Ada's shared memory and occupancy limits, 128 FP32
+    // lanes per SM, and tensor cores at a quarter of GA100's rate with FP32 accumulate.
+    TargetDefinition sm86 = ampere("sm_86");
+    sm86.part("NVIDIA GeForce RTX 3090")
+        .fact("shared_bytes", 101376, "bytes", std::string(kCudaGuide) + " (99 KB opt-in)")
+        .fact("shared_bytes_per_multiprocessor", 102400, "bytes",
+              std::string(kCudaGuide) + " (100 KB)")
+        .fact("max_warps_per_multiprocessor", 48, "count", kCudaGuide)
+        .fact("max_blocks_per_multiprocessor", 16, "count", kCudaGuide)
+        .fact("tensor_cores_per_multiprocessor", 4, "count", kGa102Whitepaper)
+        .fact("fp32_lanes_per_multiprocessor", 128, "count", kGa102Whitepaper)
+        .fact("multiprocessor_count", 82, "count", kGa102Whitepaper)
+        .fact("boost_clock_mhz", 1695, "MHz", kGa102Whitepaper)
+        .fact("memory_bandwidth_gbps", 936, "GB/s", kGa102Whitepaper)
+        .fact("l2_bytes", 6291456, "bytes", std::string(kGa102Whitepaper) + " (6144 KB)")
+        .fact("peak_fp32_gflops", 35600, "GFLOP/s", kGa102Whitepaper)
+        .fact("peak_fp16_matrix_gflops", 71000, "GFLOP/s",
+              std::string(kGa102Whitepaper) + " (dense, FP32 accumulate)")
+        .fact("peak_bf16_matrix_gflops", 71000, "GFLOP/s",
+              std::string(kGa102Whitepaper) + " (dense, FP32 accumulate)")
+        .instructions(aluRows(
+            1, 2, std::string(kGa102Whitepaper) + ": 128 FP32 lanes per SM, 64 of them also INT32"))
+        .instructions(mmaSyncRows(
+            32, std::string("derived: ") + kGa102Whitepaper +
+                    " 71 TFLOPS dense FP16 with FP32 accumulate = 82 SMs x 1695 MHz x 512 "
+                    "flops/clock/SM, i.e. 128 per tensor core; m16n8k16 = 4096 flops -> 32 "
+                    "cycles"));
+
     TargetDefinition sm89 = ada("sm_89");
     sm89.part("NVIDIA GeForce RTX 4090")
         .fact("multiprocessor_count", 128, "count", kAdaWhitepaper)
@@ -325,7 +355,7 @@ std::vector<TargetDefinition> nvidiaTargets() {
     TargetDefinition sm90a = hopper("sm_90a", true);
     h100Sxm5(sm90a);
 
-    return {sm80, sm89, sm90, sm90a};
+    return {sm80, sm86, sm89, sm90, sm90a};
 }
 
 } // namespace kiln::arch::gen

@@ -4,6 +4,7 @@
 #include "kiln/arch-db/ArchError.h"
 #include "kiln/arch-db/ArchJson.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
@@ -242,7 +243,7 @@ private:
 
 } // namespace
 
-std::vector<Arch> readDatabase(std::string_view text, std::string const& origin) {
+Database readDatabase(std::string_view text, std::string const& origin) {
     Reader reader(origin);
     Json root;
     try {
@@ -251,7 +252,8 @@ std::vector<Arch> readDatabase(std::string_view text, std::string const& origin)
         throw ArchError(ArchError::Kind::MalformedDatabase,
                         origin + ": not valid JSON: " + error.what());
     }
-    reader.object(root, "", {"schema_version", "targets"}, {"generator", "capabilities"});
+    reader.object(root, "", {"schema_version", "targets"},
+                  {"generator", "capabilities", "default_targets"});
     std::int64_t version = reader.integer(root, "schema_version", "", 0);
     if (version != kSchemaVersion) {
         reader.fail("/schema_version", "this Kiln reads version " + std::to_string(kSchemaVersion) +
@@ -261,9 +263,21 @@ std::vector<Arch> readDatabase(std::string_view text, std::string const& origin)
     if (!targets.is_array() || targets.empty()) {
         reader.fail("/targets", "expected a non-empty array of targets");
     }
-    std::vector<Arch> result;
+    Database result;
     for (std::size_t i = 0; i < targets.size(); ++i) {
-        result.push_back(reader.target(targets[i], "/targets/" + std::to_string(i)));
+        result.targets.push_back(reader.target(targets[i], "/targets/" + std::to_string(i)));
+    }
+    if (root.contains("default_targets")) {
+        result.defaultTargets = reader.strings(root, "default_targets", "");
+        for (std::size_t i = 0; i < result.defaultTargets.size(); ++i) {
+            std::string const& name = result.defaultTargets[i];
+            bool const known = std::any_of(result.targets.begin(), result.targets.end(),
+                                           [&](Arch const& arch) { return arch.name() == name; });
+            if (!known) {
+                reader.fail("/default_targets/" + std::to_string(i),
+                            "'" + name + "' is not a target of this database");
+            }
+        }
     }
     return result;
 }

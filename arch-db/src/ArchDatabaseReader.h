@@ -13,7 +13,13 @@
 
 namespace kiln::arch::detail {
 
-/// Parses and checks a whole database.
-std::vector<Arch> readDatabase(std::string_view text, std::string const& origin);
+/// A whole database: its targets and the names of its default targets, in the file's order.
+struct Database {
+    std::vector<Arch> targets;
+    std::vector<std::string> defaultTargets;
+};
+
+/// Parses and checks a whole database; every default target must be one of its targets.
+Database readDatabase(std::string_view text, std::string const& origin);
 
 } // namespace kiln::arch::detail

@@ -12,8 +12,10 @@
 
 namespace kiln::arch {
 
-ArchLibrary::ArchLibrary(std::vector<Arch> targets, std::string origin)
+ArchLibrary::ArchLibrary(std::vector<Arch> targets, std::vector<std::string> defaultTargets,
+                         std::string origin)
     : targets_(std::move(targets))
+    , defaultTargets_(std::move(defaultTargets))
     , origin_(std::move(origin)) {
     std::sort(targets_.begin(), targets_.end(),
               [](Arch const& a, Arch const& b) { return a.name() < b.name(); });
@@ -53,7 +55,8 @@ std::string_view ArchLibrary::embeddedJson() {
 }
 
 ArchLibrary ArchLibrary::fromJson(std::string_view text, std::string origin) {
-    return ArchLibrary(detail::readDatabase(text, origin), origin);
+    detail::Database database = detail::readDatabase(text, origin);
+    return ArchLibrary(std::move(database.targets), std::move(database.defaultTargets), origin);
 }
 
 ArchLibrary ArchLibrary::fromFile(std::string const& path) {
@@ -79,6 +82,21 @@ Arch const& ArchLibrary::target(std::string_view name) const {
     std::string context = origin_ == "embedded arch database" ? "" : " in " + origin_;
     throw ArchError::unknownName(ArchError::Kind::UnknownTarget, "target", name, context,
                                  targetNames());
+}
+
+std::string const& ArchLibrary::defaultTarget() const {
+    if (defaultTargets_.empty()) {
+        std::string known;
+        for (auto const& target : targets_) {
+            known += (known.empty() ? "" : ", ") + target.name();
+        }
+        throw ArchError(ArchError::Kind::UnknownTarget,
+                        origin_ +
+                            " names no default target (\"default_targets\"); name one of "
+                            "its targets: " +
+                            known);
+    }
+    return defaultTargets_.front();
 }
 
 std::vector<std::string> ArchLibrary::targetNames() const {

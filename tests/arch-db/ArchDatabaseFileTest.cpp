@@ -144,6 +144,14 @@ std::vector<Breakage> breakages() {
          "this Kiln reads version 1, the file is 2", true},
         {"no targets", [](Json& db) { db["targets"] = Json::array(); },
          "expected a non-empty array of targets", true},
+        {"default target the file does not have",
+         [](Json& db) {
+             db["default_targets"] = Json::array({"sm_90a", "sm_99"});
+         },
+         "/default_targets/1: 'sm_99' is not a target of this database", false},
+        {"default target that is not a name",
+         [](Json& db) { db["default_targets"] = Json::array({7}); },
+         "/default_targets/0: expected a string", true},
         {"duplicate target", [=](Json& db) { db["targets"].push_back(sm90a(db)); },
          "target 'sm_90a' is defined twice", false},
         {"alias that collides with a name",
@@ -205,13 +213,41 @@ TEST(ArchDatabaseFile, KilnArchFileReplacesTheDatabase) {
     EXPECT_EQ(library.target("sm_90a").fact("multiprocessor_count"), 114);
     EXPECT_EQ(library.target("sm_90a").referencePart(), "NVIDIA H100 PCIe");
     EXPECT_NE(library.find("sm_90x"), nullptr);
-    EXPECT_EQ(library.targets().size(), 8u);
+    EXPECT_EQ(library.targets().size(), ArchLibrary::embedded().targets().size() + 1);
     // The unknown-target message names the replacement file.
     try {
         library.target("sm_100");
         ADD_FAILURE() << "accepted";
     } catch (ArchError const& error) {
         EXPECT_NE(std::string(error.what()).find(" in " + file.path()), std::string::npos);
+    }
+}
+
+TEST(ArchDatabaseFile, DefaultTargetsComeFromTheDatabase) {
+    // What kiln emit, export and tune compile for when no target is named and no GPU decides.
+    ArchLibrary const embeddedLibrary = ArchLibrary::embedded();
+    EXPECT_EQ(embeddedLibrary.defaultTargets(), (std::vector<std::string>{"sm_90a", "gfx942"}));
+    EXPECT_EQ(embeddedLibrary.defaultTarget(), "sm_90a");
+    // A replacement chooses its own, in its order.
+    Json db = embedded();
+    db["default_targets"] = Json::array({"gfx90a", "sm_80"});
+    EXPECT_EQ(ArchLibrary::fromJson(db.dump(), "mine.json").defaultTarget(), "gfx90a");
+    // A replacement may name none; a command that needs one then says so.
+    db.erase("default_targets");
+    ArchLibrary const none = ArchLibrary::fromJson(db.dump(), "mine.json");
+    EXPECT_TRUE(none.defaultTargets().empty());
+    try {
+        (void)none.defaultTarget();
+        ADD_FAILURE() << "a default target from a database that names none";
+    } catch (ArchError const& error) {
+        EXPECT_EQ(error.kind(), ArchError::Kind::UnknownTarget);
+        EXPECT_EQ(std::string(error.what())
+                      .rfind("mine.json names no default target "
+                             "(\"default_targets\"); name one of its "
+                             "targets: gfx1100, gfx90a, ",
+                             0),
+                  0u)
+            << error.what();
     }
 }
 

@@ -12,33 +12,42 @@ std::int64_t fact(char const* target, char const* name) {
 }
 
 TEST(ArchFigures, NvidiaSharedMemoryFromTheCudaGuide) {
-    // Opt-in per-block maxima: 163 KB (8.0), 99 KB (8.9), 227 KB (9.0); per SM 164/100/228 KB.
+    // Opt-in per-block maxima: 163 KB (8.0), 99 KB (8.6, 8.9), 227 KB (9.0); per SM
+    // 164/100/100/228 KB.
     EXPECT_EQ(fact("sm_80", "shared_bytes"), 163 * 1024);
+    EXPECT_EQ(fact("sm_86", "shared_bytes"), 99 * 1024);
+    EXPECT_EQ(fact("sm_86", "shared_bytes_per_multiprocessor"), 100 * 1024);
     EXPECT_EQ(fact("sm_89", "shared_bytes"), 99 * 1024);
     EXPECT_EQ(fact("sm_90", "shared_bytes"), 232448);
     EXPECT_EQ(fact("sm_90a", "shared_bytes"), 227 * 1024);
     EXPECT_EQ(fact("sm_80", "shared_bytes_per_multiprocessor"), 164 * 1024);
     EXPECT_EQ(fact("sm_89", "shared_bytes_per_multiprocessor"), 100 * 1024);
     EXPECT_EQ(fact("sm_90a", "shared_bytes_per_multiprocessor"), 228 * 1024);
-    for (char const* target : {"sm_80", "sm_89", "sm_90", "sm_90a"}) {
+    for (char const* target : {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"}) {
         EXPECT_EQ(fact(target, "shared_bytes_default"), 48 * 1024) << target;
     }
 }
 
 TEST(ArchFigures, NvidiaRegistersAndWarps) {
-    for (char const* target : {"sm_80", "sm_89", "sm_90", "sm_90a"}) {
+    for (char const* target : {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"}) {
         EXPECT_EQ(fact(target, "wave_size"), 32) << target;
         EXPECT_EQ(fact(target, "registers_per_multiprocessor"), 65536) << target;
         EXPECT_EQ(fact(target, "max_registers_per_thread"), 255) << target;
         EXPECT_EQ(fact(target, "max_threads_per_block"), 1024) << target;
     }
     EXPECT_EQ(fact("sm_80", "max_warps_per_multiprocessor"), 64);
+    EXPECT_EQ(fact("sm_86", "max_warps_per_multiprocessor"), 48);
+    EXPECT_EQ(fact("sm_86", "max_blocks_per_multiprocessor"), 16);
     EXPECT_EQ(fact("sm_89", "max_warps_per_multiprocessor"), 48);
     EXPECT_EQ(fact("sm_90a", "max_warps_per_multiprocessor"), 64);
 }
 
 TEST(ArchFigures, NvidiaReferenceParts) {
-    EXPECT_EQ(fact("sm_80", "multiprocessor_count"), 108);        // A100
+    EXPECT_EQ(fact("sm_80", "multiprocessor_count"), 108);   // A100
+    EXPECT_EQ(fact("sm_86", "multiprocessor_count"), 82);    // RTX 3090
+    EXPECT_EQ(fact("sm_86", "l2_bytes"), 6LL * 1024 * 1024); // 6144 KB
+    EXPECT_EQ(fact("sm_86", "memory_bandwidth_gbps"), 936);
+    EXPECT_EQ(fact("sm_86", "peak_fp16_matrix_gflops"), 71000);   // FP32 accumulate, dense
     EXPECT_EQ(fact("sm_89", "multiprocessor_count"), 128);        // RTX 4090
     EXPECT_EQ(fact("sm_90a", "multiprocessor_count"), 132);       // H100 SXM5
     EXPECT_EQ(fact("sm_80", "l2_bytes"), 40LL * 1024 * 1024);     // 40 MB
@@ -103,6 +112,7 @@ TEST(ArchFigures, MatrixIssueRatesAgreeWithPeakRates) {
         EXPECT_GE(clockMhz, arch.requireFact("boost_clock_mhz") * 0.85) << target;
     };
     check("sm_80", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 4);
+    check("sm_86", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 4);
     check("sm_89", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 4);
     check("sm_90a", "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", 1);
     check("gfx90a", "v_mfma_f32_32x32x8f16", 4);

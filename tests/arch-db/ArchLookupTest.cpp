@@ -27,7 +27,7 @@ ArchError expectArchError(Action&& action, ArchError::Kind kind) {
 
 TEST(ArchLookup, KnownTargets) {
     std::vector<std::string> expected = {"gfx1100", "gfx90a", "gfx942", "sm_80",
-                                         "sm_89",   "sm_90",  "sm_90a"};
+                                         "sm_86",   "sm_89",  "sm_90",  "sm_90a"};
     EXPECT_EQ(ArchLibrary::instance().targetNames(), expected);
     EXPECT_EQ(ArchLibrary::get("sm_90a").name(), "sm_90a");
     EXPECT_EQ(ArchLibrary::get("sm_90a").vendor(), Vendor::Nvidia);
@@ -41,7 +41,7 @@ TEST(ArchLookup, UnknownTargetListsTargetsAndSuggests) {
     std::string message = error.what();
     EXPECT_NE(message.find("target 'sm_91' is unknown"), std::string::npos) << message;
     EXPECT_NE(message.find("did you mean 'sm_90"), std::string::npos) << message;
-    EXPECT_NE(message.find("gfx1100, gfx90a, gfx942, sm_80, sm_89, sm_90, sm_90a"),
+    EXPECT_NE(message.find("gfx1100, gfx90a, gfx942, sm_80, sm_86, sm_89, sm_90, sm_90a"),
               std::string::npos)
         << message;
     EXPECT_EQ(expectArchError([] { ArchLibrary::get("GFX942"); }, ArchError::Kind::UnknownTarget)

@@ -126,6 +126,10 @@ void list() {
                    fact("multiprocessor_count"), fact("shared_bytes"), arch.referencePart()});
     }
     table.print();
+    // What kiln emit, export and tune compile for when no target is named and no GPU decides.
+    auto const& defaults = library.defaultTargets();
+    fmt::print("default targets: {}\n",
+               defaults.empty() ? "none" : fmt::format("{}", fmt::join(defaults, ", ")));
 }
 
 // The database's target, or with --device N, the target of CUDA device N with the device's own

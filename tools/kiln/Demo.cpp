@@ -4,6 +4,7 @@
 // every rule application, and prints one table row per Command. Fails when any Command fails.
 #include "Problem.h"
 #include "Subcommands.h"
+#include "kiln/arch-db/ArchLibrary.h"
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/SemanticCheck.h"
 #include "kiln/graph/Translate.h"
@@ -57,12 +58,21 @@ std::string lowerThroughPipelines(KernelGraph& graph, std::vector<rules::Pipelin
     return lowered.empty() ? "no pipeline yet" : lowered;
 }
 
-// The lowered graph's PTX for sm_90a, assembled by ptxas where there is one: its register
+// The NVIDIA target whose PTX the demo shows: the first of arch-db's default targets that is one.
+std::string ptxTarget() {
+    arch::ArchLibrary const& library = arch::ArchLibrary::instance();
+    for (auto const& name : library.defaultTargets())
+        if (library.target(name).vendor() == arch::Vendor::Nvidia)
+            return name;
+    fail("{} names no NVIDIA default target, whose PTX kiln demo shows", library.origin());
+}
+
+// The lowered graph's PTX for `target`, assembled by ptxas where there is one: its register
 // count, or what code generation does not cover yet.
-std::string ptxFor(KernelGraph const& graph) {
+std::string ptxFor(KernelGraph const& graph, std::string const& target) {
     try {
-        auto const kernel = lowering::emitKernel(graph, {.target = "sm_90a"});
-        auto const assembled = runtime::assemblePtx(kernel.code, "sm_90a");
+        auto const kernel = lowering::emitKernel(graph, {.target = target});
+        auto const assembled = runtime::assemblePtx(kernel.code, target);
         if (assembled)
             return fmt::format("{} registers", assembled.value().registers);
         if (assembled.error().code() == runtime::ErrorCode::NotFound)
@@ -98,9 +108,10 @@ void addDemo(CLI::App& app) {
         for (auto const& p : filesIn(o->pipelines, ".pipeline.json"))
             pipelines.push_back(rules::loadPipeline(p.string()));
 
+        std::string const target = ptxTarget();
         fmt::print("{:<24} {:>4} {:>5} {:>5} {:>10}  {:<22} {:>9}  {:<22} {:<18} {}\n", "command",
                    "ops", "dims", "edges", "translate", "problem", "max error",
-                   "lowered (applications)", "PTX for sm_90a", "result");
+                   "lowered (applications)", "PTX for " + target, "result");
         int failures = 0;
         for (auto const& file : files) {
             std::string row = fmt::format("{:<24}", file.filename().string());
@@ -122,7 +133,7 @@ void addDemo(CLI::App& app) {
                 KernelGraph graphLowered = graph;
                 std::string const lowered =
                     lowerThroughPipelines(graphLowered, pipelines, semantics, worst);
-                std::string const ptx = ptxFor(graphLowered);
+                std::string const ptx = ptxFor(graphLowered, target);
                 bool const ok = worst <= semantics.tolerance();
                 failures += ok ? 0 : 1;
                 row +=

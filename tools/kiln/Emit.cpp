@@ -1,13 +1,15 @@
-// kiln emit CMD.json [--pipeline P.json | --pipelines DIR] [--params A=1] [--target sm_90a] [-o
-// DIR] Translates a Command, lowers it through a pipeline (without --pipeline, the first of DIR's
+// kiln emit CMD.json [--pipeline P.json | --pipelines DIR] [--params A=1] [--target T] [-o DIR]
+// Translates a Command, lowers it through a pipeline (without --pipeline, the first of DIR's
 // *.pipeline.json, default rules/, whose lowered graph the code generator can write) and writes
 // the kernel's code and manifest:
 // DIR/ENTRY.ptx and DIR/ENTRY.manifest.json for NVIDIA targets; for AMD targets (gfx90a, gfx942,
 // gfx1100) the assembly DIR/ENTRY.s, its code object DIR/ENTRY.hsaco (assembled in memory,
-// runtime/Assembler.h) and the manifest. Without -o, the code goes to stdout.
+// runtime/Assembler.h) and the manifest. Without -o, the code goes to stdout. Without --target,
+// the target is arch-db's first default target.
 #include "Output.h"
 #include "Params.h"
 #include "Subcommands.h"
+#include "kiln/arch-db/ArchLibrary.h"
 #include "kiln/graph/CommandJson.h"
 #include "kiln/lowering/Compile.h"
 #include "kiln/rules/Pipeline.h"
@@ -23,7 +25,7 @@ namespace kiln::cli {
 
 void addEmit(CLI::App& app) {
     struct Options {
-        std::string command, pipeline, pipelines = "rules", target = "sm_90a", output;
+        std::string command, pipeline, pipelines = "rules", target, output;
         std::vector<std::string> params;
     };
     auto o = std::make_shared<Options>();
@@ -36,11 +38,14 @@ void addEmit(CLI::App& app) {
     sub->add_option("--params", o->params, "Schedule parameters, NAME=INT[,NAME=INT...]");
     // Not the list of arch-db's targets: the database is read when a command runs, so that a bad
     // KILN_ARCH_FILE is an error of the command that reads it, not of every command line.
-    sub->add_option("--target", o->target, "Target: one of arch-db's (`kiln arch list`)")
-        ->capture_default_str();
+    sub->add_option("--target", o->target,
+                    "Target: one of arch-db's (default: its first default target; `kiln arch "
+                    "list` shows both)");
     sub->add_option("-o,--output", o->output, "Folder for ENTRY.ptx and ENTRY.manifest.json");
     sub->callback([o] {
         Command const command = loadCommand(o->command);
+        if (o->target.empty())
+            o->target = arch::ArchLibrary::instance().defaultTarget();
         lowering::CompileOptions const options{.target = o->target,
                                                .parameters = parseParams(o->params)};
         // The graph lowered by `file`, and the kernel written from it.

@@ -1,11 +1,12 @@
-// kiln export CMD.json --pipeline P.json --target T (--params A=1,... | --db DB [--key K])
+// kiln export CMD.json --pipeline P.json [--target T] (--params A=1,... | --db DB [--key K])
 //             [--size NAME=V]... -o DIR [--name NAME]
 // Writes a schedule point's kernel (DIR/NAME.ptx, DIR/NAME.cubin where ptxas exists; for AMD
 // targets the assembly DIR/NAME.s and its code object DIR/NAME.hsaco), its manifest
 // (DIR/NAME.manifest.json, whose "checked" says how the point was checked) and the C++ header
 // DIR/NAME.h that embeds the code with a typed launch function. With --db the point is the
 // database's winner for the key (the only key of the target, or --key), checked as its record
-// says; with --params it is unchecked.
+// says, for the key's target when --target is not given; with --params it is unchecked, and
+// without --target for arch-db's first default target.
 #include "Export.h"
 
 #include "ExportHeader.h"
@@ -14,6 +15,7 @@
 #include "Problem.h"
 #include "Subcommands.h"
 #include "Tuning.h"
+#include "kiln/arch-db/ArchLibrary.h"
 #include "kiln/graph/CommandJson.h"
 #include "kiln/lowering/Compile.h"
 #include "kiln/runtime/Assembler.h"
@@ -87,7 +89,7 @@ ExportedFiles exportKernel(ExportRequest const& request) {
 
 void addExport(CLI::App& app) {
     struct Options {
-        std::string command, pipeline, target = "sm_90a", db, key, output, name;
+        std::string command, pipeline, target, db, key, output, name;
         std::vector<std::string> params, sizes;
     };
     auto o = std::make_shared<Options>();
@@ -95,7 +97,8 @@ void addExport(CLI::App& app) {
         "export", "Write a kernel, its manifest and a C++ header with a typed launch function");
     sub->add_option("command", o->command, "Command file (JSON)")->required();
     sub->add_option("--pipeline", o->pipeline, "Pipeline file (JSON)")->required();
-    sub->add_option("--target", o->target, "Target")->capture_default_str();
+    sub->add_option("--target", o->target,
+                    "Target (default: the --db key's, else arch-db's first default target)");
     sub->add_option("--params", o->params, "Schedule parameters, NAME=INT[,NAME=INT...]");
     sub->add_option("--db", o->db, "Take the winner of this tuning database");
     sub->add_option("--key", o->key, "The database key (kiln db list), when it has several");
@@ -124,20 +127,25 @@ void addExport(CLI::App& app) {
             std::string const pipelineHash = scheduler::pipelineHash(o->pipeline);
             std::vector<scheduler::TuningKey> keys;
             for (auto const& k : db.keys())
-                if (o->key.empty() ? (k.target == o->target && k.problem == problem &&
-                                      k.pipeline == pipelineHash)
+                if (o->key.empty() ? ((o->target.empty() || k.target == o->target) &&
+                                      k.problem == problem && k.pipeline == pipelineHash)
                                    : k.hash() == o->key)
                     keys.push_back(k);
             if (keys.empty())
-                fail("'{}' has no record for this problem, pipeline and target {}{}", o->db,
-                     o->target, o->key.empty() ? "" : " under key " + o->key);
+                fail("'{}' has no record for this problem, pipeline and {}{}", o->db,
+                     o->target.empty() ? "any target" : "target " + o->target,
+                     o->key.empty() ? "" : " under key " + o->key);
             if (keys.size() > 1) {
                 std::vector<std::string> hashes;
                 for (auto const& k : keys)
-                    hashes.push_back(k.hash() + " (" + k.evaluator + ")");
+                    hashes.push_back(k.hash() + " (" + k.target + ", " + k.evaluator + ")");
                 fail("'{}' has {} keys for this problem and target; pick one with --key: {}", o->db,
                      keys.size(), fmt::join(hashes, ", "));
             }
+            if (!o->target.empty() && keys.front().target != o->target)
+                fail("key {} in '{}' is for {}, not --target {}", keys.front().hash(), o->db,
+                     keys.front().target, o->target);
+            request.target = keys.front().target;
             auto const best = db.best(keys.front());
             if (!best)
                 fail("no candidate of key {} in '{}' succeeded", keys.front().hash(), o->db);
@@ -147,6 +155,8 @@ void addExport(CLI::App& app) {
                 fmt::format("the winner of key {} in {}, {:.3f} us by {}", keys.front().hash(),
                             o->db, best->microseconds, keys.front().evaluator);
         }
+        if (request.target.empty())
+            request.target = arch::ArchLibrary::instance().defaultTarget();
         ExportedFiles const files = exportKernel(request);
         fmt::print("wrote {}, {}, {}{}\n", files.code, files.manifest, files.header,
                    files.binary.empty() ? "" : " and " + files.binary);

@@ -21,7 +21,7 @@ namespace kiln::cli {
 struct ExportRequest {
     Command const* command = nullptr;
     rules::Pipeline const* pipeline = nullptr;
-    std::string target = "sm_90a";
+    std::string target; ///< an arch-db target
     std::map<std::string, std::int64_t> params;
     std::string folder;
     std::string name;   ///< file stem and C++ namespace; empty: the kernel's entry name

@@ -1,11 +1,12 @@
-// kiln run CMD.json --pipeline P.json [--params A=1] [--target sm_90a] [--size N=4096]
+// kiln run CMD.json --pipeline P.json [--params A=1] [--target T] [--size N=4096]
 //          [--repetitions 50] [--device 0]
 // Lowers a Command, emits its kernel (with --specialize for the problem's sizes only, as
 // `kiln tune --specialize` compiles candidates: lowering::CodegenOptions::sizes), runs it on a
 // GPU on random inputs, checks every tensor
 // against the CPU reference (a GEMM of more than 1e8 FLOPs against cuBLAS on the device) and,
 // with --repetitions, times it with device events, L2 flushed before each. Exits 1 when the
-// result is outside the tolerance or there is no usable GPU.
+// result is outside the tolerance or there is no usable GPU. Without --target, the code is emitted
+// for the device's target.
 #include "Params.h"
 #include "Problem.h"
 #include "Subcommands.h"
@@ -22,7 +23,7 @@ namespace kiln::cli {
 
 void addRun(CLI::App& app) {
     struct Options {
-        std::string command, pipeline, target = "sm_90a";
+        std::string command, pipeline, target;
         std::vector<std::string> params, sizes;
         int repetitions = 0, device = 0;
         bool specialize = false;
@@ -33,14 +34,14 @@ void addRun(CLI::App& app) {
     sub->add_option("command", o->command, "Command file (JSON)")->required();
     sub->add_option("--pipeline", o->pipeline, "Pipeline file (JSON)")->required();
     sub->add_option("--params", o->params, "Schedule parameters, NAME=INT[,NAME=INT...]");
-    sub->add_option("--target", o->target, "Target of the emitted code")->capture_default_str();
+    sub->add_option("--target", o->target, "Target of the emitted code (default: the device's)");
     sub->add_option("--size", o->sizes, "Problem size or scalar, NAME=VALUE (repeatable)");
     sub->add_option("--repetitions", o->repetitions, "Timed launches (0: check only)");
     sub->add_option("--device", o->device, "Device ordinal")->capture_default_str();
     sub->add_flag("--specialize", o->specialize,
                   "Emit the kernel for these sizes only, as `kiln tune --specialize` does");
     sub->callback([o] {
-        if (lowering::targetVendor(o->target) == arch::Vendor::Amd)
+        if (!o->target.empty() && lowering::targetVendor(o->target) == arch::Vendor::Amd)
             fail("kiln run runs kernels on a CUDA device; {} code runs through the HIP platform "
                  "on an AMD GPU, which kiln run does not drive yet: `kiln emit --target {}` "
                  "writes the code object and its manifest for the HIP launcher (docs/runtime.md)",
@@ -49,18 +50,19 @@ void addRun(CLI::App& app) {
         rules::Pipeline const pipeline = rules::loadPipeline(o->pipeline);
         checkParams(parseParams(o->params), pipeline, o->pipeline);
         auto const problem = problemOf(command, o->sizes);
-        lowering::CompileOptions options{.target = o->target, .parameters = parseParams(o->params)};
-        if (o->specialize) // the kernel `kiln tune --specialize` times
-            options.sizes = sizesOf(command, problem);
-        auto const [lowered, kernel] = lowering::compileCommand(command, pipeline, options);
-        KernelGraph const& graph = lowered.graph;
-
         auto platform = runtime::loadPlatform("cuda");
         if (!platform)
             fail("{}", platform.error().message());
         auto device = platform.value()->device(o->device);
         if (!device)
             fail("{}", device.error().message());
+        if (o->target.empty())
+            o->target = device.value()->description().target;
+        lowering::CompileOptions options{.target = o->target, .parameters = parseParams(o->params)};
+        if (o->specialize) // the kernel `kiln tune --specialize` times
+            options.sizes = sizesOf(command, problem);
+        auto const [lowered, kernel] = lowering::compileCommand(command, pipeline, options);
+        KernelGraph const& graph = lowered.graph;
         auto result = scheduler::runOnDevice(device.value(), command, problem, graph, kernel,
                                              {.repetitions = o->repetitions});
         if (!result)

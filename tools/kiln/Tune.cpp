@@ -62,7 +62,9 @@ void addTune(CLI::App& app) {
     sub->add_option("--space", o->space, "Search space file (JSON, docs/tuning.md)")->required();
     sub->add_option("--pipeline", o->pipeline, "Pipeline file (default: the space's \"pipeline\")");
     sub->add_option("--target", o->targets,
-                    "Target(s) to tune for (default: the GPU's, else sm_90a and gfx942)");
+                    "Target(s) to tune for (default: the GPU's; without one, arch-db's default "
+                    "targets, which `kiln arch list` shows, or the first of them with "
+                    "--evaluator model or interpreter)");
     sub->add_option("--size", o->sizes, "Problem size, NAME=VALUE (repeatable)");
     sub->add_option("--evaluator", o->evaluator,
                     "auto (cuda when there is a GPU, else model), model (the analytical cost "
@@ -164,7 +166,7 @@ void addTune(CLI::App& app) {
             fail("unknown evaluator '{}'; expected auto, model, interpreter or cuda",
                  evaluatorName);
         // The local GPUs, for --evaluator cuda (and auto, which measures on them when there
-        // are any and otherwise asks the cost model about sm_90a and gfx942).
+        // are any and otherwise asks the cost model about arch-db's default targets).
         std::string gpuName = "none", driver = "none", gpuTarget;
         // The GPUs that measure: every visible one (CUDA_VISIBLE_DEVICES chooses which are
         // visible) of the same model as the first, so that one database key names one model.
@@ -202,9 +204,9 @@ void addTune(CLI::App& app) {
         if (targets.empty() && evaluatorName == "cuda")
             targets.push_back(gpuTarget);
         if (targets.empty() && o->evaluator == "auto")
-            targets = {"sm_90a", "gfx942"};
+            targets = arch::ArchLibrary::instance().defaultTargets();
         if (targets.empty())
-            targets.push_back("sm_90a");
+            targets.push_back(arch::ArchLibrary::instance().defaultTarget());
         std::string const self = selfExecutable();
         std::string const dbPath = o->db.empty() ? o->output + "/tuning.jsonl" : o->db;
         scheduler::TuningDatabase database(dbPath);

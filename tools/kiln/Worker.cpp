@@ -86,7 +86,7 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
     std::string const artifact = request.at("artifact").get<std::string>();
     std::string const commandFile = request.at("command").get<std::string>(),
                       pipelineFile = request.at("pipeline").get<std::string>();
-    std::string const target = request.value("target", "sm_90a");
+    std::string const target = request.at("target").get<std::string>();
     // "emit": true (a failure to emit fails the candidate), "try" (a candidate the code
     // generator cannot emit is only lowered: "emitted": 0), or false.
     auto const emit = request.value("emit", nlohmann::json(false));

@@ -50,9 +50,16 @@ public:
     std::vector<std::string> targetNames() const;
     /// Where the database came from: "embedded" or the file name.
     std::string const& origin() const { return origin_; }
+    /// The targets Kiln compiles for when a command names none and no GPU decides, in the
+    /// database's order ("default_targets"): kiln emit and export take the first, kiln tune
+    /// without a GPU ranks for each. Empty when a replacement file names none.
+    std::vector<std::string> const& defaultTargets() const { return defaultTargets_; }
+    /// The first default target; ArchError (UnknownTarget) when the database names none.
+    std::string const& defaultTarget() const;
 
 private:
-    ArchLibrary(std::vector<Arch> targets, std::string origin);
+    ArchLibrary(std::vector<Arch> targets, std::vector<std::string> defaultTargets,
+                std::string origin);
 
     struct NameHash {
         using is_transparent = void;
@@ -63,6 +70,7 @@ private:
 
     std::vector<Arch> targets_;
     std::unordered_map<std::string, std::size_t, NameHash, std::equal_to<>> index_;
+    std::vector<std::string> defaultTargets_;
     std::string origin_;
 };
 

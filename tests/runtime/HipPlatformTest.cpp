@@ -7,6 +7,7 @@
 // a launch hands HIP the packed argument buffer. Tests that need the code object skip, saying why,
 // when this build has no AMDGCN assembler.
 #include "FakeHipFixture.h"
+#include "ScopedEnvironment.h"
 #include "kiln/runtime/ArchOverlay.h"
 #include "kiln/runtime/Platform.h"
 #include "kiln/runtime/Stream.h"
@@ -23,30 +24,6 @@ namespace kiln::runtime {
 namespace {
 
 std::string const kFake = kFakeHipLibrary;
-
-/// Sets an environment variable for a scope (unsets it for nullptr) and restores it after.
-class ScopedEnvironment {
-public:
-    ScopedEnvironment(char const* name, char const* value)
-        : name_(name) {
-        if (char const* old = std::getenv(name))
-            old_ = old;
-        if (value)
-            setenv(name, value, 1);
-        else
-            unsetenv(name);
-    }
-    ~ScopedEnvironment() {
-        if (old_)
-            setenv(name_.c_str(), old_->c_str(), 1);
-        else
-            unsetenv(name_.c_str());
-    }
-
-private:
-    std::string name_;
-    std::optional<std::string> old_;
-};
 
 TEST(HipPlatformLoad, AMissingRuntimeIsNoDriver) {
     PlatformOptions options;

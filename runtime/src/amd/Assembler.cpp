@@ -3,36 +3,18 @@
 
 namespace kiln::runtime {
 
-std::vector<std::string> assemblerNames() {
-    std::vector<std::string> names;
-#if KILN_HAVE_COMGR
-    names.push_back("comgr");
-#endif
-#if KILN_HAVE_LLVM_MC
-    names.push_back("llvm");
-#endif
-    return names;
-}
-
 Expected<std::unique_ptr<Assembler>> makeAssembler(std::string_view name) {
     if (name == "comgr") {
 #if KILN_HAVE_COMGR
         return amd::makeComgrAssembler();
 #else
         return Error(ErrorCode::Unsupported,
-                     "the Comgr assembler is not in this build: amd_comgr was not found when it "
+                     "the Comgr assembler is not in this build: amd_comgr.h was not found when it "
                      "was configured (install libamd-comgr-dev and configure again)");
 #endif
     }
-    if (name == "llvm") {
-#if KILN_HAVE_LLVM_MC
-        return amd::makeLlvmAssembler();
-#else
-        return Error(ErrorCode::Unsupported,
-                     "the LLVM MC assembler is not in this build: LLVM 16 and lld were not found "
-                     "when it was configured (install llvm-16-dev and liblld-16-dev)");
-#endif
-    }
+    if (name == "llvm")
+        return amd::loadLlvmAssembler();
     return Error(ErrorCode::Unsupported,
                  "unknown assembler '" + std::string(name) + "'; known assemblers: comgr, llvm");
 }

@@ -2,11 +2,14 @@
 //
 // Kiln writes AMDGCN assembly itself (lowering/amdgcn); an Assembler turns it into an HSA code
 // object (an AMDGPU ELF shared object) that HIP's hipModuleLoadData accepts. Two
-// implementations sit behind this interface, each optional when Kiln is configured: AMD Comgr
-// (the library HIP itself uses; it assembles and links in memory, for the targets its LLVM
-// knows: Debian's Comgr 5.2 knows gfx90a but not gfx942 or gfx1100), and LLVM 16's MC layer
-// plus lld. A failure is a JitFailed error whose message holds the assembler's whole
-// diagnostic log (file:line:col, the offending line and a caret), never a truncated one.
+// implementations sit behind this interface: AMD Comgr (the library HIP itself uses; it
+// assembles and links in memory, for the targets its LLVM knows: Debian's Comgr 5.2 knows
+// gfx90a but not gfx942 or gfx1100), and LLVM 16's MC layer plus lld. Neither is linked into
+// Kiln's programs, whose every start would pay ~35 ms to load libLLVM: each is dlopen'ed when an
+// assembler is first made, Comgr from libamd_comgr.so.2, LLVM from Kiln's plugin module
+// kiln_llvm_assembler (built with Kiln when LLVM 16 and lld are found; docs/runtime.md says
+// where it is looked for). A failure is a JitFailed error whose message holds the assembler's
+// whole diagnostic log (file:line:col, the offending line and a caret), never a truncated one.
 #pragma once
 
 #include "kiln/runtime/Status.h"
@@ -14,9 +17,13 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace kiln::runtime {
+
+/// Names the LLVM MC assembler plugin to load instead of the one the build made or installed.
+inline constexpr char const* kLlvmAssemblerVariable = "KILN_LLVM_ASSEMBLER";
+/// Names the Comgr library to load instead of libamd_comgr.so.2 (or libamd_comgr.so).
+inline constexpr char const* kComgrLibraryVariable = "KILN_COMGR_LIBRARY";
 
 class Assembler {
 public:
@@ -33,14 +40,13 @@ public:
                                            std::string_view origin = "kernel.s") const = 0;
 };
 
-/// The assemblers this build has, best first ("comgr", "llvm").
-std::vector<std::string> assemblerNames();
-
-/// The assembler of this name; Unsupported when this build does not have it (saying why).
+/// The assembler "comgr" or "llvm", its library loaded; an error saying why when this build or
+/// this machine does not have it (NoDriver: no Comgr library; Unsupported or NotFound: no usable
+/// LLVM plugin, saying where it was looked for).
 Expected<std::unique_ptr<Assembler>> makeAssembler(std::string_view name);
 
-/// The first assembler of this build that supports `target` (Comgr, then LLVM); Unsupported
-/// naming every assembler and what it lacks when none does.
+/// The first assembler that loads and supports `target` (Comgr, then LLVM); Unsupported naming
+/// every assembler and what it lacks when none does.
 Expected<std::unique_ptr<Assembler>> assemblerFor(std::string_view target);
 
 } // namespace kiln::runtime

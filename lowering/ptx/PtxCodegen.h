@@ -32,13 +32,11 @@ void describeInterface(KernelGraph const& graph, CodegenOptions const& options,
 
 namespace detail {
 
-// A Multiply on the tensor cores (PtxTensorCores.cpp): the accumulators grouped into the
-// fragments of mma.sync.m16n8k16, and how to read the operands' fragments with ldmatrix.
-struct MmaPlan {
-    std::vector<Fragments::Fragment> fragments;        ///< d0..d3; slabs index rowBases, colBases
-    std::vector<ExprPtr> rowBases, colBases;           ///< each slab's first row (column) at lane 0
-    Id lhsShared = 0, rhsShared = 0;                   ///< the staged tiles
-    DataType type = DataType::F16;                     ///< the operands'
+// A Multiply on the tensor cores (PtxTensorCores.cpp): the staged operands, the accumulators
+// as the fragments of mma.sync.m16n8k16 (d0..d3), and how to read the operands' fragments with
+// ldmatrix.
+struct MmaPlan : StagedOperands {
+    FragmentLayout layout;
     bool lhsTransposed = false, rhsTransposed = false; ///< staged contiguous along M (N), not K
     bool pairedColumns = false; ///< B's slabs two at a time (ldmatrix.x4), else one (.x2)
 };
@@ -101,7 +99,6 @@ private:
     bool streamed(Id op, Id dest) const override;
     std::string readInPlace(Id op, Id value, std::map<Id, ExprPtr> const& k,
                             std::vector<ExprPtr> const& where) override;
-    DataType tensorType(Id user) const;
     // The address of element `offset` of `user`'s tensor.
     std::string globalAddress(Id user, ExprPtr const& offset, DataType type);
     static bool isHalf(DataType t) { return t == DataType::F16 || t == DataType::BF16; }
@@ -119,7 +116,8 @@ private:
     // ---- Workgroup operations (PtxWorkgroup.cpp) ------------------------------------------
     void layOutShared();
     void requireShared(std::int64_t copies, std::int64_t each);
-    void storeShared(Id op) override;
+    void stageRun(Staging const& staging, StagedRun const& run, SharedBases& bases) override;
+    bool runsAlongContiguousAxis() const override { return true; }
     void copyToShared(std::string const& to, std::string const& from, std::int64_t bytes);
     void copyBranchFree(std::string const& to, std::string const& from, ExprPtr const& offset,
                         std::int64_t width, DataType stored,
@@ -164,8 +162,6 @@ private:
     std::optional<bool> holdAtKnownSizes(std::vector<ExprPtr> const& conditions) const;
     // Tensor cores (PtxTensorCores.cpp).
     std::optional<MmaPlan> tensorCorePlan(Contraction const& c, Held const& acc);
-    std::optional<ExprPtr> operandIndex(Id shared, Id along, ExprPtr const& where, Id kAxis,
-                                        ExprPtr const& k);
     void multiplyOnTensorCores(MmaPlan const& plan, Contraction const& c, Held& acc);
     // Warpgroups (PtxWarpgroups.cpp).
     std::optional<WarpgroupPlan> warpgroupPlan(MmaPlan const& plan, Contraction const& c,

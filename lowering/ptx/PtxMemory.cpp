@@ -29,13 +29,6 @@ std::string PtxCodegen::readInPlace(Id op, Id value, std::map<Id, ExprPtr> const
     return loadScalar(address, stored, type, p);
 }
 
-DataType PtxCodegen::tensorType(Id user) const {
-    auto const* arg = graph_.findArgument(graph_.coordinates.node(user).name);
-    if (!arg || arg->kind != KernelArgument::Kind::Tensor)
-        throw UserError(fmt::format("#{} names no tensor argument", user));
-    return arg->dtype;
-}
-
 // The address of element `offset` of `user`'s tensor. Near an address already in a
 // register (a tile's next row: a distance of sizes and literals only) it is one add away,
 // or an immediate offset, instead of the whole index arithmetic again.

@@ -45,18 +45,19 @@ struct Operand {
 std::optional<WarpgroupPlan> PtxCodegen::warpgroupPlan(MmaPlan const& plan, Contraction const& c,
                                                        Held const& acc) {
     if (!arch_.has(arch::Capability::HasWGMMA) || !shape_.workitems[2] ||
-        shape_.block[2] % 4 != 0 || plan.rowBases.size() != 1 || plan.colBases.size() > 32)
+        shape_.block[2] % 4 != 0 || plan.layout.rowBases.size() != 1 ||
+        plan.layout.colBases.size() > 32)
         return std::nullopt;
     WarpgroupPlan wg;
-    wg.n = 8 * static_cast<std::int64_t>(plan.colBases.size());
-    for (std::size_t j = 0; j < plan.colBases.size(); ++j)
-        if (IndexFacts::difference(plan.colBases[j], plan.colBases[0]) !=
+    wg.n = 8 * static_cast<std::int64_t>(plan.layout.colBases.size());
+    for (std::size_t j = 0; j < plan.layout.colBases.size(); ++j)
+        if (IndexFacts::difference(plan.layout.colBases[j], plan.layout.colBases[0]) !=
             static_cast<std::int64_t>(8 * j))
             return std::nullopt;
-    wg.registers.resize(4 * plan.colBases.size());
+    wg.registers.resize(4 * plan.layout.colBases.size());
     if (wg.registers.size() != acc.registers.size())
         return std::nullopt;
-    for (auto const& f : plan.fragments)
+    for (auto const& f : plan.layout.fragments)
         for (std::size_t i = 0; i < 4; ++i)
             wg.registers[4 * f.colSlab + i] = f.registers[i];
 
@@ -67,15 +68,15 @@ std::optional<WarpgroupPlan> PtxCodegen::warpgroupPlan(MmaPlan const& plan, Cont
     };
     for (std::int64_t w = 0; w < shape_.block[2]; ++w) {
         ExprPtr const mine = literal(w), first = literal(w - w % 4);
-        if (IndexFacts::difference(atWarp(plan.rowBases[0], mine),
-                                   atWarp(plan.rowBases[0], first)) != 16 * (w % 4) ||
-            IndexFacts::difference(atWarp(plan.colBases[0], mine),
-                                   atWarp(plan.colBases[0], first)) != std::int64_t{0})
+        if (IndexFacts::difference(atWarp(plan.layout.rowBases[0], mine),
+                                   atWarp(plan.layout.rowBases[0], first)) != 16 * (w % 4) ||
+            IndexFacts::difference(atWarp(plan.layout.colBases[0], mine),
+                                   atWarp(plan.layout.colBases[0], first)) != std::int64_t{0})
             return std::nullopt;
     }
     ExprPtr const group = simplify(index(z) / literal(4) * literal(4));
-    wg.firstRow = atWarp(plan.rowBases[0], group);
-    wg.firstCol = atWarp(plan.colBases[0], group);
+    wg.firstRow = atWarp(plan.layout.rowBases[0], group);
+    wg.firstCol = atWarp(plan.layout.colBases[0], group);
 
     // Both operands in a layout the swizzle can take, the warpgroup's part starting an atom.
     for (Operand const& o :
@@ -86,12 +87,12 @@ std::optional<WarpgroupPlan> PtxCodegen::warpgroupPlan(MmaPlan const& plan, Cont
         auto const elements = size ? literalInt(simplify(size)) : std::nullopt;
         if (!row || *row % 64 != 0 || !elements || *elements % *row != 0)
             return std::nullopt;
-        auto const origin = operandIndex(o.shared, o.along, o.first, o.kAxis, literal(0));
-        auto const nextK = operandIndex(o.shared, o.along, o.first, o.kAxis, literal(1));
+        auto const origin = stagedIndex(o.shared, o.along, o.first, o.kAxis, literal(0));
+        auto const nextK = stagedIndex(o.shared, o.along, o.first, o.kAxis, literal(1));
         auto const next =
-            operandIndex(o.shared, o.along, simplify(o.first + literal(1)), o.kAxis, literal(0));
-        auto const last = operandIndex(o.shared, o.along, simplify(o.first + literal(o.extent - 1)),
-                                       o.kAxis, literal(c.inner - 1));
+            stagedIndex(o.shared, o.along, simplify(o.first + literal(1)), o.kAxis, literal(0));
+        auto const last = stagedIndex(o.shared, o.along, simplify(o.first + literal(o.extent - 1)),
+                                      o.kAxis, literal(c.inner - 1));
         if (!origin || !nextK || !next || !last)
             return std::nullopt;
         std::int64_t const alongStride = o.transposed ? 1 : *row, kStride = o.transposed ? *row : 1;
@@ -116,7 +117,7 @@ void PtxCodegen::multiplyOnWarpgroups(WarpgroupPlan const& wg, MmaPlan const& pl
     // 1024 bytes apart and the next 64 columns a whole column block away.
     auto descriptor = [&](Id shared, Id along, Id kAxis, ExprPtr const& first, bool transposed) {
         auto const& swizzle = shared_.swizzles.at(shared);
-        auto const origin = operandIndex(shared, along, first, kAxis, literal(0));
+        auto const origin = stagedIndex(shared, along, first, kAxis, literal(0));
         KILN_ASSERT(origin, "the warpgroup's operand lies outside the staged tile #{}", shared);
         ExprPtr const bytes =
             simplify(shared_.atomPlace(shared, *origin) * literal(2) +

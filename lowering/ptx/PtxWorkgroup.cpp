@@ -2,9 +2,10 @@
 // multiply staged tiles.
 //
 // A tile that belongs to a whole workgroup (distributed over workgroups only) is not copied
-// into every workitem's registers. Its StoreShared is cooperative: the workgroup's elements are
-// dealt out to the workitems in runs of consecutive elements, read from global memory in vector
-// accesses where the run is consecutive there, and written to their Shared slots. Its
+// into every workitem's registers. Its StoreShared is cooperative: the walker deals the
+// workgroup's elements out to the workitems in runs of consecutive elements (running along the
+// axis contiguous in the tensor); each run is read from global memory in vector accesses where
+// it is consecutive there (cp.async where the target has it), and written to its Shared slots. Its
 // LoadShared makes a view: readers load the elements they need from shared memory. A Multiply
 // into a value each workitem holds (a register tile) runs the contraction fully unrolled: at
 // each K index, a workitem reads the operand elements of its rows and columns (vector loads
@@ -97,183 +98,125 @@ std::vector<std::string> PtxCodegen::readShared(Id shared,
     return run.registers;
 }
 
-void PtxCodegen::storeShared(Id op) {
-    Id const source = graph_.mapping.get(op, role::source),
-             shared = graph_.mapping.get(op, role::dest);
-    if (graph_.coordinates.node(shared).kind != DimensionKind::Shared)
-        throw UserError(
-            fmt::format("StoreShared into #{}, which is not a Shared dimension", shared));
-    auto const view = views_.find(source);
-    if (view == views_.end() || graph_.control.node(view->second).kind == OperationKind::LoadShared)
-        throw UserError(fmt::format("StoreShared of value#{}: only a workgroup's tile read from a "
-                                    "tensor can be staged yet",
-                                    source));
-    Id const memory = graph_.mapping.get(view->second, role::source);
-    DataType const stored = tensorType(memory);
-    DataType const staged = graph_.coordinates.node(shared).dtype.value_or(stored);
-    Distribution dist = distributionOf(graph_, source);
-    // Runs go along the local index that is contiguous in the tensor, whichever it is.
-    auto offsetWith = [&](std::size_t one) {
-        auto k = known();
-        for (std::size_t i = 0; i < dist.locals.size(); ++i)
-            k[dist.locals[i]] = literal(i == one ? 1 : 0);
-        return solveIndices(graph_, k, {memory}, facts_).at(memory);
-    };
-    ExprPtr const origin = offsetWith(dist.locals.size());
-    for (std::size_t i = 0; i + 1 < dist.locals.size(); ++i) {
-        if (IndexFacts::difference(offsetWith(i), origin) == std::int64_t{1}) {
-            std::rotate(dist.locals.begin() + static_cast<std::ptrdiff_t>(i),
-                        dist.locals.begin() + static_cast<std::ptrdiff_t>(i) + 1,
-                        dist.locals.end());
-            break;
-        }
+// One workitem's run: read from the tensor in a vector access where it is consecutive there,
+// and written to its Shared slots.
+void PtxCodegen::stageRun(Staging const& staging, StagedRun const& run, SharedBases& bases) {
+    Id const shared = staging.shared, memory = staging.memory;
+    DataType const stored = staging.stored, staged = staging.staged;
+    std::int64_t const width = staging.width;
+    auto const& places = run.places;
+    auto const& tail = run.tail;
+    std::vector<ExprPtr> offsets;
+    std::vector<std::vector<ExprPtr>> conditions;
+    for (auto const& k : run.at) {
+        auto const global = solveIndices(graph_, k, {memory}, facts_);
+        offsets.push_back(global.at(memory));
+        conditions.push_back(tail);
+        for (auto const& c : global.conditions)
+            conditions.back().push_back(c);
     }
-    std::vector<std::int64_t> sizes;
-    std::int64_t count = 1;
-    for (Id l : dist.locals) {
-        sizes.push_back(constantSize(graph_, l, "the staged tile's local index"));
-        count *= sizes.back();
-    }
-    // Each workitem takes `width` consecutive elements (the last local index fastest) at a
-    // time, as many times as it takes to cover the tile.
-    std::int64_t width = 16 / sizeInBytes(stored);
-    while (width > 1 && (sizes.empty() || sizes.back() % width != 0))
-        width /= 2;
-    std::int64_t const workitems = shape_.workgroupSize(), step = workitems * width;
-    ExprPtr const first = simplify(linearWorkitem(shape_) * literal(width));
     PtxBindings const b = bindings();
-    SharedBases bases;
-    for (std::int64_t base = 0; base < count; base += step) {
-        ExprPtr const element0 = simplify(first + literal(base));
-        std::vector<ExprPtr> tail; // the last round may leave workitems without elements
-        if (base + step > count)
-            tail.push_back(binary(BinaryOp::Less, element0, literal(count)));
-        std::vector<ExprPtr> offsets, places;
-        std::vector<std::vector<ExprPtr>> conditions;
-        // The run's first element's local indices; the run varies only the last one, which
-        // `width` divides.
-        std::vector<ExprPtr> locals;
-        std::int64_t below = count;
-        for (std::int64_t size : sizes) {
-            below /= size;
-            locals.push_back(facts_.reduce(simplify((element0 / literal(below)) % literal(size))));
-        }
-        for (std::int64_t v = 0; v < width; ++v) {
-            auto k = known();
-            for (std::size_t i = 0; i < sizes.size(); ++i)
-                k[dist.locals[i]] =
-                    i + 1 == sizes.size() ? simplify(locals[i] + literal(v)) : locals[i];
-            auto const global = solveIndices(graph_, k, {memory}, facts_);
-            auto const slot = solveIndices(graph_, k, {shared}, facts_);
-            offsets.push_back(global.at(memory));
-            places.push_back(slot.at(shared));
-            conditions.push_back(tail);
-            for (auto const& c : global.conditions)
-                conditions.back().push_back(c);
-        }
-        Held run;
-        run.type = staged;
-        for (std::int64_t v = 0; v < width; ++v)
-            run.registers.push_back(writer_.newRegister(registerType(staged)));
-        bool vectorized = width > 1;
-        for (std::int64_t v = 1; v < width && vectorized; ++v) {
-            auto const d = IndexFacts::difference(offsets[static_cast<std::size_t>(v)], offsets[0]);
-            vectorized = d && *d == v;
-        }
-        std::string const address = globalAddress(memory, offsets[0], stored);
-        // A run staged as it is stored, into consecutive, aligned slots, is copied as raw bytes:
-        // asynchronously where the target has cp.async (waited for at the next barrier).
-        bool raw =
-            vectorized && staged == stored && width * sizeInBytes(stored) >= 4 &&
-            facts_.powerOfTwoDivisor(facts_.reduce(shared_.place(shared, places[0]))) >= width;
-        for (std::int64_t v = 1; v < width && raw; ++v)
-            raw = IndexFacts::difference(places[static_cast<std::size_t>(v)], places[0]) == v;
-        auto scalarLoads = [&] {
-            for (std::size_t v = 0; v < static_cast<std::size_t>(width); ++v) {
-                std::string const a = v == 0 ? address : globalAddress(memory, offsets[v], stored);
-                std::string const value =
-                    loadScalar(a, stored, staged, writer_.emitConditions(conditions[v], b));
-                writer_.instruction(fmt::format("mov{} {}, {}", ptxName(registerType(staged)),
-                                                run.registers[v], value));
-            }
-        };
-        auto scalarStores = [&] {
-            std::string const guard = writer_.emitConditions(tail, b);
-            for (std::size_t v = 0; v < static_cast<std::size_t>(width); ++v) {
-                std::string const bits = storable(run.registers[v], staged, staged);
-                writer_.instruction(
-                    fmt::format("{}st.shared{} [{}], {}", guard.empty() ? "" : "@" + guard + " ",
-                                memoryType(staged), sharedAddress(shared, places[v], bases), bits));
-            }
-        };
-        // The run moves whole when every element is inside the tensor and its start is aligned,
-        // which a size known only at launch (a row length) may decide.
-        auto const wholeRun = [&] {
-            std::vector<ExprPtr> all;
-            for (auto const& c : conditions)
-                for (auto const& e : c)
-                    if (std::none_of(all.begin(), all.end(),
-                                     [&](ExprPtr const& x) { return equal(x, e); }))
-                        all.push_back(e);
-            for (auto const& c : facts_.alignedWhen(offsets[0], width))
-                all.push_back(c);
-            return IndexFacts::strongest(all);
-        };
-        if (raw && branchFree_) {
-            copyBranchFree(sharedAddress(shared, places[0], bases), address, offsets[0], width,
-                           stored, conditions, tail);
-            continue;
-        }
-        if (raw) {
-            auto const all = wholeRun();
-            std::string const scalarPath = writer_.newLabel("scalar"),
-                              done = writer_.newLabel("staged");
-            // Before the branch: the scalar path reuses it for the run's other slots.
-            std::string const to = sharedAddress(shared, places[0], bases);
-            if (!all.empty())
-                writer_.instruction(
-                    fmt::format("@!{} bra {}", writer_.emitConditions(all, b), scalarPath));
-            copyToShared(to, address, width * sizeInBytes(stored));
-            if (!all.empty()) {
-                writer_.instruction(fmt::format("bra.uni {}", done));
-                // Its own scope and its own shared addresses: what it computes does not exist
-                // where the copy ran.
-                writer_.label(scalarPath);
-                writer_.pushScope();
-                std::size_t const known = bases.size();
-                if (!copyElementwise(to, address, width, stored, conditions, tail)) {
-                    scalarLoads();
-                    scalarStores();
-                }
-                bases.resize(known);
-                writer_.popScope();
-                writer_.label(done);
-            }
-            continue;
-        }
-        if (!vectorized) {
-            scalarLoads();
-        } else {
-            auto const all = wholeRun();
-            std::string const scalarPath = writer_.newLabel("scalar"),
-                              done = writer_.newLabel("staged");
-            if (!all.empty())
-                writer_.instruction(
-                    fmt::format("@!{} bra {}", writer_.emitConditions(all, b), scalarPath));
-            vector(run, 0, static_cast<std::size_t>(width), stored, address, /*isLoad=*/true);
-            if (!all.empty()) {
-                writer_.instruction(fmt::format("bra.uni {}", done));
-                writer_.label(scalarPath);
-                writer_.pushScope();
-                scalarLoads();
-                writer_.popScope();
-                writer_.label(done);
-            }
-        }
-        // Into shared memory: zeros for the elements outside the tensor, so that a Multiply
-        // over a ragged K sums nothing for them. A workitem without elements writes nothing.
-        scalarStores();
+    Held values;
+    values.type = staged;
+    for (std::int64_t v = 0; v < width; ++v)
+        values.registers.push_back(writer_.newRegister(registerType(staged)));
+    bool vectorized = width > 1;
+    for (std::int64_t v = 1; v < width && vectorized; ++v) {
+        auto const d = IndexFacts::difference(offsets[static_cast<std::size_t>(v)], offsets[0]);
+        vectorized = d && *d == v;
     }
+    std::string const address = globalAddress(memory, offsets[0], stored);
+    // A run staged as it is stored, into consecutive, aligned slots, is copied as raw bytes:
+    // asynchronously where the target has cp.async (waited for at the next barrier).
+    bool raw = vectorized && staged == stored && width * sizeInBytes(stored) >= 4 &&
+               facts_.powerOfTwoDivisor(facts_.reduce(shared_.place(shared, places[0]))) >= width;
+    for (std::int64_t v = 1; v < width && raw; ++v)
+        raw = IndexFacts::difference(places[static_cast<std::size_t>(v)], places[0]) == v;
+    auto scalarLoads = [&] {
+        for (std::size_t v = 0; v < static_cast<std::size_t>(width); ++v) {
+            std::string const a = v == 0 ? address : globalAddress(memory, offsets[v], stored);
+            std::string const value =
+                loadScalar(a, stored, staged, writer_.emitConditions(conditions[v], b));
+            writer_.instruction(fmt::format("mov{} {}, {}", ptxName(registerType(staged)),
+                                            values.registers[v], value));
+        }
+    };
+    auto scalarStores = [&] {
+        std::string const guard = writer_.emitConditions(tail, b);
+        for (std::size_t v = 0; v < static_cast<std::size_t>(width); ++v) {
+            std::string const bits = storable(values.registers[v], staged, staged);
+            writer_.instruction(
+                fmt::format("{}st.shared{} [{}], {}", guard.empty() ? "" : "@" + guard + " ",
+                            memoryType(staged), sharedAddress(shared, places[v], bases), bits));
+        }
+    };
+    // The run moves whole when every element is inside the tensor and its start is aligned,
+    // which a size known only at launch (a row length) may decide.
+    auto const wholeRun = [&] {
+        std::vector<ExprPtr> all;
+        for (auto const& c : conditions)
+            for (auto const& e : c)
+                if (std::none_of(all.begin(), all.end(),
+                                 [&](ExprPtr const& x) { return equal(x, e); }))
+                    all.push_back(e);
+        for (auto const& c : facts_.alignedWhen(offsets[0], width))
+            all.push_back(c);
+        return IndexFacts::strongest(all);
+    };
+    if (raw && branchFree_) {
+        copyBranchFree(sharedAddress(shared, places[0], bases), address, offsets[0], width, stored,
+                       conditions, tail);
+        return;
+    }
+    if (raw) {
+        auto const all = wholeRun();
+        std::string const scalarPath = writer_.newLabel("scalar"),
+                          done = writer_.newLabel("staged");
+        // Before the branch: the scalar path reuses it for the run's other slots.
+        std::string const to = sharedAddress(shared, places[0], bases);
+        if (!all.empty())
+            writer_.instruction(
+                fmt::format("@!{} bra {}", writer_.emitConditions(all, b), scalarPath));
+        copyToShared(to, address, width * sizeInBytes(stored));
+        if (!all.empty()) {
+            writer_.instruction(fmt::format("bra.uni {}", done));
+            // Its own scope and its own shared addresses: what it computes does not exist
+            // where the copy ran.
+            writer_.label(scalarPath);
+            writer_.pushScope();
+            std::size_t const known = bases.size();
+            if (!copyElementwise(to, address, width, stored, conditions, tail)) {
+                scalarLoads();
+                scalarStores();
+            }
+            bases.resize(known);
+            writer_.popScope();
+            writer_.label(done);
+        }
+        return;
+    }
+    if (!vectorized) {
+        scalarLoads();
+    } else {
+        auto const all = wholeRun();
+        std::string const scalarPath = writer_.newLabel("scalar"),
+                          done = writer_.newLabel("staged");
+        if (!all.empty())
+            writer_.instruction(
+                fmt::format("@!{} bra {}", writer_.emitConditions(all, b), scalarPath));
+        vector(values, 0, static_cast<std::size_t>(width), stored, address, /*isLoad=*/true);
+        if (!all.empty()) {
+            writer_.instruction(fmt::format("bra.uni {}", done));
+            writer_.label(scalarPath);
+            writer_.pushScope();
+            scalarLoads();
+            writer_.popScope();
+            writer_.label(done);
+        }
+    }
+    // Into shared memory: zeros for the elements outside the tensor, so that a Multiply
+    // over a ragged K sums nothing for them. A workitem without elements writes nothing.
+    scalarStores();
 }
 
 // The conditions of a run's elements as one edge: those every element has (`common`, with

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <set>
 
 namespace kiln::lowering::detail {
 
@@ -48,40 +47,6 @@ Distinct distinctAlong(std::vector<IndexSolution> const& elements, Id axis) {
             d.values.push_back(v);
     }
     return d;
-}
-
-std::optional<Fragments> groupFragments(std::map<Place, std::size_t> const& at,
-                                        std::array<Place, 4> const& offsets) {
-    Fragments out;
-    std::set<std::size_t> taken;
-    std::map<std::int64_t, std::size_t> rows, cols; // a slab's first row/column -> an element
-    std::vector<std::pair<Place, std::array<std::size_t, 4>>> found;
-    for (auto const& [p, e] : at) {
-        if (taken.contains(e))
-            continue;
-        std::array<std::size_t, 4> registers{};
-        for (std::size_t i = 0; i < offsets.size(); ++i) {
-            auto const it = at.find({p.first + offsets[i].first, p.second + offsets[i].second});
-            if (it == at.end() || taken.contains(it->second))
-                return std::nullopt;
-            registers[i] = it->second;
-            taken.insert(it->second);
-        }
-        rows.emplace(p.first, e);
-        cols.emplace(p.second, e);
-        found.emplace_back(p, registers);
-    }
-    if (found.size() != rows.size() * cols.size())
-        return std::nullopt;
-    for (auto const& [p, registers] : found)
-        out.fragments.push_back(
-            {registers, static_cast<std::size_t>(std::distance(rows.begin(), rows.find(p.first))),
-             static_cast<std::size_t>(std::distance(cols.begin(), cols.find(p.second)))});
-    for (auto const& [first, e] : rows)
-        out.rows.push_back(e);
-    for (auto const& [first, e] : cols)
-        out.cols.push_back(e);
-    return out;
 }
 
 } // namespace kiln::lowering::detail

@@ -179,6 +179,86 @@ void KernelWalker<Register>::loadShared(Id op) {
     views_[dest] = op; // read from shared memory where it is used
 }
 
+// Each workitem takes `width` consecutive elements (up to 16 bytes, the last local index
+// fastest) at a time, as many times as it takes to cover the tile.
+template <class Register>
+void KernelWalker<Register>::storeShared(Id op) {
+    Id const source = graph_.mapping.get(op, role::source),
+             shared = graph_.mapping.get(op, role::dest);
+    if (graph_.coordinates.node(shared).kind != DimensionKind::Shared)
+        throw UserError(
+            fmt::format("StoreShared into #{}, which is not a Shared dimension", shared));
+    auto const view = views_.find(source);
+    if (view == views_.end() || graph_.control.node(view->second).kind == OperationKind::LoadShared)
+        throw UserError(fmt::format("StoreShared of value#{}: only a workgroup's tile read from a "
+                                    "tensor can be staged yet",
+                                    source));
+    Staging s{source, shared, graph_.mapping.get(view->second, role::source)};
+    s.stored = tensorType(s.memory);
+    s.staged = graph_.coordinates.node(shared).dtype.value_or(s.stored);
+    Distribution dist = distributionOf(graph_, source);
+    if (runsAlongContiguousAxis()) {
+        auto offsetWith = [&](std::size_t one) {
+            auto k = known();
+            for (std::size_t i = 0; i < dist.locals.size(); ++i)
+                k[dist.locals[i]] = literal(i == one ? 1 : 0);
+            return solveIndices(graph_, k, {s.memory}, facts_).at(s.memory);
+        };
+        ExprPtr const origin = offsetWith(dist.locals.size());
+        for (std::size_t i = 0; i + 1 < dist.locals.size(); ++i) {
+            if (IndexFacts::difference(offsetWith(i), origin) == std::int64_t{1}) {
+                std::rotate(dist.locals.begin() + static_cast<std::ptrdiff_t>(i),
+                            dist.locals.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                            dist.locals.end());
+                break;
+            }
+        }
+    }
+    std::vector<std::int64_t> sizes;
+    std::int64_t count = 1;
+    for (Id l : dist.locals) {
+        sizes.push_back(constantSize(graph_, l, "the staged tile's local index"));
+        count *= sizes.back();
+    }
+    s.width = 16 / sizeInBytes(s.stored);
+    while (s.width > 1 && (sizes.empty() || sizes.back() % s.width != 0))
+        s.width /= 2;
+    std::int64_t const step = shape_.workgroupSize() * s.width;
+    ExprPtr const first = simplify(linearWorkitem(shape_) * literal(s.width));
+    SharedBases<Register> bases;
+    for (std::int64_t base = 0; base < count; base += step) {
+        StagedRun run;
+        ExprPtr const element0 = simplify(first + literal(base));
+        if (base + step > count) // the last round may leave workitems without elements
+            run.tail.push_back(binary(BinaryOp::Less, element0, literal(count)));
+        // The run's first element's local indices; the run varies only the last one, which
+        // `width` divides.
+        std::vector<ExprPtr> locals;
+        std::int64_t below = count;
+        for (std::int64_t size : sizes) {
+            below /= size;
+            locals.push_back(facts_.reduce(simplify((element0 / literal(below)) % literal(size))));
+        }
+        for (std::int64_t v = 0; v < s.width; ++v) {
+            auto k = known();
+            for (std::size_t i = 0; i < sizes.size(); ++i)
+                k[dist.locals[i]] =
+                    i + 1 == sizes.size() ? simplify(locals[i] + literal(v)) : locals[i];
+            run.places.push_back(solveIndices(graph_, k, {shared}, facts_).at(shared));
+            run.at.push_back(std::move(k));
+        }
+        stageRun(s, run, bases);
+    }
+}
+
+template <class Register>
+DataType KernelWalker<Register>::tensorType(Id user) const {
+    auto const* arg = graph_.findArgument(graph_.coordinates.node(user).name);
+    if (!arg || arg->kind != KernelArgument::Kind::Tensor)
+        throw UserError(fmt::format("#{} names no tensor argument", user));
+    return arg->dtype;
+}
+
 template <class Register>
 void KernelWalker<Register>::assign(Id op, Operation const& o) {
     Id const dest = graph_.mapping.get(op, role::dest);
@@ -432,7 +512,42 @@ std::size_t KernelWalker<Register>::sharedReadWidth(std::vector<ExprPtr> const& 
 }
 
 template <class Register>
+std::optional<StagedOperands> KernelWalker<Register>::stagedOperands(Contraction const& c) const {
+    StagedOperands out;
+    for (auto [operand, shared] : {std::pair{c.lhs, &out.lhsShared}, {c.rhs, &out.rhsShared}}) {
+        auto const view = views_.find(operand);
+        if (view == views_.end() ||
+            graph_.control.node(view->second).kind != OperationKind::LoadShared)
+            return std::nullopt;
+        *shared = graph_.mapping.get(view->second, role::source);
+    }
+    out.type = graph_.coordinates.node(out.lhsShared).dtype.value_or(DataType::F32);
+    if ((out.type != DataType::F16 && out.type != DataType::BF16) ||
+        graph_.coordinates.node(out.rhsShared).dtype.value_or(DataType::F32) != out.type)
+        return std::nullopt;
+    return out;
+}
+
+template <class Register>
+std::optional<ExprPtr> KernelWalker<Register>::stagedIndex(Id shared, Id along,
+                                                           ExprPtr const& where, Id kAxis,
+                                                           ExprPtr const& k) const {
+    auto at = known();
+    at[along] = where;
+    at[kAxis] = k;
+    auto const solution = solveIndices(graph_, at, {shared}, facts_);
+    if (!solution.conditions.empty())
+        return std::nullopt;
+    return facts_.reduce(solution.at(shared));
+}
+
+template <class Register>
 bool KernelWalker<Register>::streamed(Id, Id) const {
+    return false;
+}
+
+template <class Register>
+bool KernelWalker<Register>::runsAlongContiguousAxis() const {
     return false;
 }
 

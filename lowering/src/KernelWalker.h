@@ -15,6 +15,7 @@
 #pragma once
 
 #include "Contraction.h"
+#include "FragmentLayout.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/lowering/Codegen.h"
 #include "kiln/lowering/HeldElements.h"
@@ -61,6 +62,29 @@ std::optional<std::pair<Register, std::int64_t>> nearbyBase(SharedBases<Register
     return std::nullopt;
 }
 
+/// The staged tiles a Multiply's operands are read from, both of one 16-bit type: what the
+/// matrix units (mma.sync, wgmma, v_mfma) multiply.
+struct StagedOperands {
+    Id lhsShared = 0, rhsShared = 0;
+    DataType type = DataType::F16;
+};
+
+/// A StoreShared: `source`, a workgroup's tile read in place from tensor `memory` (whose
+/// elements are `stored`), staged into Shared `shared` (as `staged`), dealt out to the workitems
+/// in runs of `width` consecutive elements.
+struct Staging {
+    Id source = 0, shared = 0, memory = 0;
+    DataType stored = DataType::F32, staged = DataType::F32;
+    std::int64_t width = 1;
+};
+
+/// One round of a StoreShared: the run a workitem stages.
+struct StagedRun {
+    std::vector<std::map<Id, ExprPtr>> at; ///< each element's indices (the tile's local ones)
+    std::vector<ExprPtr> places;           ///< each element's index in the Shared dimension
+    std::vector<ExprPtr> tail; ///< where the workitem has a run at all (the last round only)
+};
+
 /// The two labels of a counted loop: its top (the condition) and what follows it.
 struct LoopLabels {
     std::string top, done;
@@ -90,6 +114,8 @@ protected:
     void load(Id op);
     void store(Id op);
     void loadShared(Id op);
+    /// A workgroup's tile dealt out to its workitems in runs (stageRun() writes each).
+    void storeShared(Id op);
     void assign(Id op, Operation const& o);
     void reduce(Id op, Operation const& o);
     /// A Multiply into a register tile, into accumulator `into` when fused (accumulator()).
@@ -118,6 +144,9 @@ protected:
     std::vector<Id> axes(Id d) const { return flattenAxes(graph_, d); }
     static ExprPtr index(Id d) { return kiln::index(d); }
 
+    /// The element type of tensor `user`; a UserError where it names no tensor argument.
+    DataType tensorType(Id user) const;
+
     // ---- Where accessed elements lie, and how they group into vector accesses --------------
 
     /// Each element of a held value at its place in a tensor: its offset, and the conditions
@@ -144,6 +173,16 @@ protected:
     std::size_t sharedReadWidth(std::vector<ExprPtr> const& offsets, std::size_t start,
                                 std::size_t widest, int bytes, int minBytes) const;
 
+    // ---- A Multiply on matrix units: what every target checks ---------------------------
+
+    /// The staged tiles of `c`'s operands, when both are read from shared memory and of one
+    /// 16-bit type; nothing otherwise.
+    std::optional<StagedOperands> stagedOperands(Contraction const& c) const;
+    /// The index of staged tile `shared` at `where` along `along` and `k` along `kAxis`; nothing
+    /// when the read might leave the tile.
+    std::optional<ExprPtr> stagedIndex(Id shared, Id along, ExprPtr const& where, Id kAxis,
+                                       ExprPtr const& k) const;
+
     // ---- The emitter: what each target writes ----------------------------------------------
 
     /// Registers for the elements of `held`, which is about to hold value `d`.
@@ -164,8 +203,13 @@ protected:
     /// place through load `view`; `sourceAxes` ends with `along`, `destAxes` are the others.
     virtual void reduceRows(Operation const& o, Held<Register>& held, Id source, Id view,
                             std::vector<Id> const& sourceAxes, std::vector<Id> const& destAxes) = 0;
-    /// A StoreShared: a workgroup's tile dealt out to its workitems and staged.
-    virtual void storeShared(Id op) = 0;
+    /// One workitem's run of a StoreShared: loaded from the tensor (zeros outside it) and
+    /// written to its slots, where `run.tail` holds. `bases`: the StoreShared's shared addresses.
+    virtual void stageRun(Staging const& staging, StagedRun const& run,
+                          SharedBases<Register>& bases) = 0;
+    /// Whether a StoreShared's runs go along the local index that is contiguous in the tensor
+    /// (false: along the last local index).
+    virtual bool runsAlongContiguousAxis() const;
     virtual void barrier() = 0;
     virtual void branch(Id op, Operation const& o) = 0;
     /// A loop the target software-pipelines itself (false: it does not).

@@ -37,20 +37,12 @@ namespace detail {
 
 namespace gcn = kiln::amdgcn;
 
-// A wave's accumulators as v_mfma_f32_16x16x16's C/D fragments (AmdgcnMatrixCores.cpp): four
-// elements each, rows R..R+3 of column C at lane 0.
-struct MfmaLayout {
-    std::vector<Fragments::Fragment> fragments; ///< rows R..R+3; slabs index rowBases, colBases
-    std::vector<ExprPtr> rowBases, colBases;    ///< each slab's first row (column) at lane 0
-};
-
-// A Multiply on the matrix cores: the layout, each fragment's four consecutive VGPRs, and the
-// staged tiles the operand fragments come from.
-struct MfmaPlan {
-    MfmaLayout layout;
+// A Multiply on the matrix cores (AmdgcnMatrixCores.cpp): the staged operands, the accumulators
+// as v_mfma_f32_16x16x16's C/D fragments (four elements each, rows R..R+3 of column C at lane 0)
+// and each fragment's four consecutive VGPRs.
+struct MfmaPlan : StagedOperands {
+    FragmentLayout layout;
     std::vector<gcn::Value> ranges; ///< per fragment
-    Id lhsShared = 0, rhsShared = 0;
-    DataType type = DataType::F16; ///< the operands'
 };
 
 // Held values live in VGPRs: one register (pair for 64-bit types; f16/bf16 in f32) per element.
@@ -98,7 +90,7 @@ private:
     std::pair<gcn::Value, int> ldsAddress(Id shared, ExprPtr const& index, SharedBases& bases);
     std::vector<gcn::Value> readShared(Id shared, std::vector<std::map<Id, ExprPtr>> const& at,
                                        SharedBases& bases);
-    void storeShared(Id op) override;
+    void stageRun(Staging const& staging, StagedRun const& run, SharedBases& bases) override;
     void clearAccumulators(Held& acc) override;
     bool multiplyOnMatrixUnits(Contraction const& c, Held& acc) override;
     std::vector<gcn::Value> readOperand(Id view, Id operand,
@@ -108,8 +100,8 @@ private:
 
     // ---- Matrix cores (AmdgcnMatrixCores.cpp) --------------------------------------------
     // The layout check: nothing when the accumulators are not MFMA fragments.
-    std::optional<MfmaLayout> mfmaLayout(Contraction const& c,
-                                         std::vector<IndexSolution> const& elements) const;
+    std::optional<FragmentLayout> mfmaLayout(Contraction const& c,
+                                             std::vector<IndexSolution> const& elements) const;
     // Before any code: which held values accumulate a Multiply (the product, or the X of a fused
     // X = X + product), so that hold() gives their fragments consecutive VGPRs.
     void reserveMfmaAccumulators();
@@ -132,7 +124,8 @@ private:
     gcn::Value pack(std::vector<gcn::Value> const& data, DataType stored);
     // The bits of one element as memory stores them (16-bit floats narrowed from f32).
     gcn::Value narrow(gcn::Value const& value, DataType stored);
-    DataType tensorType(Id user) const;
+    // The tensor's element type; a UserError for bool, which it cannot load or store yet.
+    DataType storedType(Id user) const;
     // The 64-bit VGPR address of element `offset` of tensor `user`.
     gcn::Value address(gcn::ExpressionGenerator& gen, Id user, ExprPtr const& offset,
                        DataType type);

@@ -1,16 +1,14 @@
 // A Multiply on AMD's matrix cores: operand fragments read from the staged LDS tiles,
 // v_mfma_f32_16x16x16 (f16 or bf16 inputs, f32 accumulators in VGPRs) into the accumulators.
 //
-// The graph decides who holds which accumulator (rules/gemm-wave-tiles.rules.json lays a wave's
-// tile out as the MFMA's C/D fragments); code generation does not trust that, it checks it. Each
-// accumulator's place in the result is evaluated for every lane (x, y) of wave 0 (x < 16,
-// y < 4, lane x + 16 y): the layout is the MFMA's when every register sits at its lane-0 place
-// plus (4y, x), and the registers group into fragments of four at rows R, R + 1, R + 2, R + 3 of
-// one column C. Then lane (x, y) holds D[R + 4y + i][C + x] in register i of the fragment, which
-// is v_mfma_f32_16x16x16's C/D layout; its A operand holds A[R + x][k0 + 4y + j] and its B
-// operand B[k0 + 4y + j][C + x] in half j of two packed dwords. Anything else (other operand
-// types, tiles not staged in LDS, a wave32 or MFMA-less target) runs the contraction with
-// v_fma_f32 on the same layout (AmdgcnWorkgroup.cpp).
+// The accumulators must be laid out as the MFMA's C/D fragments (rules/gemm-wave-tiles.rules.json
+// does so; FragmentLayout.h checks it, over lanes (x, y) of wave 0, x < 16, y < 4, lane x + 16 y):
+// every register at its lane-0 place plus (4y, x), grouped into fragments of four at rows R,
+// R + 1, R + 2, R + 3 of one column C. Then lane (x, y) holds D[R + 4y + i][C + x] in register i
+// of the fragment, which is v_mfma_f32_16x16x16's C/D layout; its A operand holds
+// A[R + x][k0 + 4y + j] and its B operand B[k0 + 4y + j][C + x] in half j of two packed dwords.
+// Anything else (other operand types, tiles not staged in LDS, a wave32 or MFMA-less target)
+// runs the contraction with v_fma_f32 on the same layout (the walker's SIMT Multiply).
 //
 // The four registers of a fragment must be consecutive VGPRs: hold() gives every value that
 // accumulates a Multiply the MFMA will write (the product, or the X of a fused X = X + product)
@@ -22,7 +20,6 @@
 #include "AmdgcnKernelWriter.h"
 #include "Contraction.h"
 #include "OperationOrder.h"
-#include "kiln/graph/Evaluate.h"
 #include "kiln/graph/Simplify.h"
 
 #include <fmt/format.h>
@@ -36,64 +33,17 @@ constexpr std::int64_t kLaneColumns = 16, kLaneRowGroups = 4, kFragment = 4, kMf
 
 } // namespace
 
-std::optional<MfmaLayout>
+std::optional<FragmentLayout>
 AmdgcnKernelWriter::mfmaLayout(Contraction const& c,
                                std::vector<IndexSolution> const& elements) const {
     gcn::Target const& target = context_.target();
-    if (!target.arch().has(arch::Capability::HasMFMA) || target.waveSize() != 64 ||
-        shape_.block[0] != kLaneColumns || shape_.block[1] != kLaneRowGroups ||
-        !shape_.workitems[0] || !shape_.workitems[1] || elements.empty() ||
-        elements.size() % kFragment != 0)
+    if (!target.arch().has(arch::Capability::HasMFMA) || target.waveSize() != 64)
         return std::nullopt;
-    Id const x = *shape_.workitems[0], y = *shape_.workitems[1];
-    LaneEnvironment env;
-    for (auto const& d : shape_.workgroups)
-        if (d)
-            env.indices[*d] = 0;
-    if (shape_.workitems[2])
-        env.indices[*shape_.workitems[2]] = 0;
-    // Each element's row and column; an element without them is not an accumulator of `c`.
-    std::vector<std::pair<ExprPtr, ExprPtr>> where;
-    for (IndexSolution const& e : elements) {
-        auto const row = e.indices.find(c.destRow), col = e.indices.find(c.destCol);
-        if (row == e.indices.end() || col == e.indices.end())
-            return std::nullopt;
-        where.emplace_back(row->second, col->second);
-    }
-    auto place = [&](std::size_t e, std::int64_t column, std::int64_t rows) -> Place {
-        env.indices[x] = column;
-        env.indices[y] = rows;
-        return {evaluateInt(*where[e].first, env), evaluateInt(*where[e].second, env)};
-    };
-    std::map<Place, std::size_t> at;
-    try {
-        for (std::size_t e = 0; e < elements.size(); ++e) {
-            Place const p = place(e, 0, 0);
-            for (std::int64_t rows = 0; rows < kLaneRowGroups; ++rows)
-                for (std::int64_t column = 0; column < kLaneColumns; ++column)
-                    if (place(e, column, rows) != Place{p.first + 4 * rows, p.second + column})
-                        return std::nullopt;
-            if (!at.emplace(p, e).second)
-                return std::nullopt;
-        }
-    } catch (UserError const&) {
-        return std::nullopt;
-    }
-
-    // Fragments of four consecutive rows of one column; slabs of 16 rows and 16 columns.
-    auto const grouped = groupFragments(at, {Place{0, 0}, {1, 0}, {2, 0}, {3, 0}});
-    if (!grouped)
-        return std::nullopt;
-    MfmaLayout layout;
-    layout.fragments = grouped->fragments;
-
-    // The slabs' first row and column as expressions of the wave, at lane (0, 0).
-    std::map<Id, ExprPtr> const lane0{{x, literal(0)}, {y, literal(0)}};
-    for (std::size_t e : grouped->rows)
-        layout.rowBases.push_back(facts_.reduce(simplify(substitute(where[e].first, lane0))));
-    for (std::size_t e : grouped->cols)
-        layout.colBases.push_back(facts_.reduce(simplify(substitute(where[e].second, lane0))));
-    return layout;
+    // Lane (x, y), x < 16 and y < 4, holds rows 4y..4y+3 of column x of each 16 x 16 slab; a
+    // fragment's four registers are four consecutive rows of one column.
+    return fragmentLayout(
+        c, elements, shape_, facts_,
+        {{kLaneColumns, kLaneRowGroups}, {0, 1}, {4, 0}, {Place{0, 0}, {1, 0}, {2, 0}, {3, 0}}});
 }
 
 void AmdgcnKernelWriter::reserveMfmaAccumulators() {
@@ -135,23 +85,15 @@ std::optional<MfmaPlan> AmdgcnKernelWriter::mfmaPlan(Contraction const& c, Id ac
                                                      Held const& acc) const {
     if (acc.type != DataType::F32 || c.inner % kMfmaK != 0)
         return std::nullopt;
-    MfmaPlan plan;
-    for (auto [operand, shared] : {std::pair{c.lhs, &plan.lhsShared}, {c.rhs, &plan.rhsShared}}) {
-        auto const view = views_.find(operand);
-        if (view == views_.end() ||
-            graph_.control.node(view->second).kind != OperationKind::LoadShared)
-            return std::nullopt;
-        *shared = graph_.mapping.get(view->second, role::source);
-    }
-    plan.type = graph_.coordinates.node(plan.lhsShared).dtype.value_or(DataType::F32);
-    if ((plan.type != DataType::F16 && plan.type != DataType::BF16) ||
-        graph_.coordinates.node(plan.rhsShared).dtype.value_or(DataType::F32) != plan.type)
+    auto const staged = stagedOperands(c);
+    if (!staged)
         return std::nullopt;
     auto layout = mfmaLayout(c, acc.elements);
     if (!layout)
         return std::nullopt;
+    MfmaPlan plan{*staged, std::move(*layout), {}};
     // The accumulators must be the consecutive VGPRs reserveFragments gave them.
-    for (auto const& f : layout->fragments) {
+    for (auto const& f : plan.layout.fragments) {
         auto const range = fragments_.find({accumulator, f.registers[0]});
         if (range == fragments_.end())
             return std::nullopt;
@@ -164,13 +106,12 @@ std::optional<MfmaPlan> AmdgcnKernelWriter::mfmaPlan(Contraction const& c, Id ac
     // Every operand read lies inside its staged tile (checked at the first K step; the others
     // differ by constants the tile's K extent bounds).
     ExprPtr const X = index(*shape_.workitems[0]);
-    for (ExprPtr const& r : layout->rowBases)
+    for (ExprPtr const& r : plan.layout.rowBases)
         if (!mfmaOperandOffsets(plan.lhsShared, c.rowAxis, simplify(r + X), c.lhsK, 0))
             return std::nullopt;
-    for (ExprPtr const& col : layout->colBases)
+    for (ExprPtr const& col : plan.layout.colBases)
         if (!mfmaOperandOffsets(plan.rhsShared, c.colAxis, simplify(col + X), c.rhsK, 0))
             return std::nullopt;
-    plan.layout = std::move(*layout);
     return plan;
 }
 
@@ -183,13 +124,11 @@ std::optional<std::vector<ExprPtr>> AmdgcnKernelWriter::mfmaOperandOffsets(Id sh
     ExprPtr const Y = index(*shape_.workitems[1]);
     std::vector<ExprPtr> offsets;
     for (std::int64_t j = 0; j < kFragment; ++j) {
-        auto k = known();
-        k[along] = where;
-        k[kAxis] = simplify(literal(k0) + literal(4) * Y + literal(j));
-        auto const solution = solveIndices(graph_, k, {shared}, facts_);
-        if (!solution.conditions.empty())
+        auto const offset = stagedIndex(shared, along, where, kAxis,
+                                        simplify(literal(k0) + literal(4) * Y + literal(j)));
+        if (!offset)
             return std::nullopt;
-        offsets.push_back(facts_.reduce(solution.at(shared)));
+        offsets.push_back(*offset);
     }
     return offsets;
 }

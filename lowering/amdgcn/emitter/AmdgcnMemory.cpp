@@ -24,13 +24,11 @@ int elementBytes(DataType t) {
 
 } // namespace
 
-DataType AmdgcnKernelWriter::tensorType(Id user) const {
-    auto const* arg = graph_.findArgument(graph_.coordinates.node(user).name);
-    if (!arg || arg->kind != KernelArgument::Kind::Tensor)
-        throw UserError(fmt::format("#{} names no tensor argument", user));
-    if (arg->dtype == DataType::Bool)
+DataType AmdgcnKernelWriter::storedType(Id user) const {
+    DataType const type = tensorType(user);
+    if (type == DataType::Bool)
         throw UserError("tensors of bool are not supported by code generation yet");
-    return arg->dtype;
+    return type;
 }
 
 gcn::Value AmdgcnKernelWriter::address(gcn::ExpressionGenerator& gen, Id user,
@@ -93,7 +91,7 @@ void AmdgcnKernelWriter::andNotExec(gcn::Value const& a, gcn::Value const& m) {
 // values are then picked per lane. Addresses and masks are computed before exec changes, so
 // that every lane has them.
 void AmdgcnKernelWriter::move(Id value, Held& held, Id memory, bool isLoad) {
-    DataType const stored = tensorType(memory);
+    DataType const stored = storedType(memory);
     int const bytes = elementBytes(stored);
     std::size_t const count = held.elements.size();
     // Every condition stays (the PTX target drops those the others imply): the masks follow
@@ -291,7 +289,7 @@ gcn::Value AmdgcnKernelWriter::readInPlace(Id op, Id value, std::map<Id, ExprPtr
     auto solution = solveIndices(graph_, k, {memory}, facts_);
     addUnique(solution.conditions, where);
     DataType const type = graph_.coordinates.node(value).dtype.value_or(DataType::F32);
-    DataType const stored = tensorType(memory);
+    DataType const stored = storedType(memory);
     gcn::ExpressionGenerator gen(b_, leaves());
     gen.reuse(&memo_);
     gcn::Value const at = address(gen, memory, solution.at(memory), stored);

@@ -7,10 +7,10 @@
 //   every counter is drained and five wait states pass before the loop starts and before the
 //   branch back: no wait or hazard then spans the back edge. A loop counted by an Unroll
 //   dimension is written out, one copy of the body per value of its counter.
-// - A StoreShared of a workgroup's tile deals its elements out to the workitems in runs of 16
-//   bytes; each run is loaded as a held value would be (AmdgcnMemory.cpp: vector accesses,
-//   lane masks, zeros outside the tensor) and written to LDS, the lanes without elements
-//   masked off.
+// - A StoreShared's runs (the walker deals a workgroup's tile out to the workitems in runs of
+//   up to 16 bytes, along the tile's last local index) are each loaded as a held value would be
+//   (AmdgcnMemory.cpp: vector accesses, lane masks, zeros outside the tensor) and written to
+//   LDS, the lanes without elements masked off.
 // - A LoadShared is a view; a Multiply into a register tile runs the contraction fully
 //   unrolled, reading each workitem's rows of A and columns of B from LDS (consecutive elements
 //   in one ds_read, addresses a constant apart as the same register plus an offset) and issuing
@@ -183,97 +183,55 @@ std::vector<gcn::Value> AmdgcnKernelWriter::readShared(Id shared,
     return out;
 }
 
-void AmdgcnKernelWriter::storeShared(Id op) {
-    Id const source = graph_.mapping.get(op, role::source),
-             shared = graph_.mapping.get(op, role::dest);
-    if (graph_.coordinates.node(shared).kind != DimensionKind::Shared)
-        throw UserError(
-            fmt::format("StoreShared into #{}, which is not a Shared dimension", shared));
-    auto const view = views_.find(source);
-    if (view == views_.end() || graph_.control.node(view->second).kind == OperationKind::LoadShared)
-        throw UserError(fmt::format("StoreShared of value#{}: only a workgroup's tile read from a "
-                                    "tensor can be staged yet",
-                                    source));
-    Id const memory = graph_.mapping.get(view->second, role::source);
-    DataType const stored = tensorType(memory);
-    DataType const staged = graph_.coordinates.node(shared).dtype.value_or(stored);
+// One workitem's run, as a value this workitem holds: loaded with vector accesses and masks
+// (move()), then written to LDS, the lanes without elements masked off; elements outside the
+// tensor were loaded as zeros, so that a Multiply over a ragged K sums nothing for them.
+void AmdgcnKernelWriter::stageRun(Staging const& staging, StagedRun const& run,
+                                  SharedBases& bases) {
+    DataType const stored = storedType(staging.memory), staged = staging.staged;
     int const stagedBytes = sizeInBytes(staged);
-    Distribution const dist = distributionOf(graph_, source);
-    std::vector<std::int64_t> sizes;
-    std::int64_t count = 1;
-    for (Id l : dist.locals) {
-        sizes.push_back(constantSize(graph_, l, "the staged tile's local index"));
-        count *= sizes.back();
+    std::int64_t const width = staging.width;
+    auto const& places = run.places;
+    std::vector<Id> targets = flattenAxes(graph_, staging.source);
+    targets.push_back(staging.source);
+    Held values;
+    values.type = stored;
+    for (auto const& k : run.at) {
+        IndexSolution element = solveIndices(graph_, k, targets, facts_);
+        element.conditions.insert(element.conditions.end(), run.tail.begin(), run.tail.end());
+        values.elements.push_back(std::move(element));
     }
-    // Each workitem takes `width` consecutive elements (the last local index fastest) at a
-    // time, as many times as it takes to cover the tile.
-    std::int64_t width = 16 / sizeInBytes(stored);
-    while (width > 1 && (sizes.empty() || sizes.back() % width != 0))
-        width /= 2;
-    std::int64_t const step = shape_.workgroupSize() * width;
-    ExprPtr const first = simplify(linearWorkitem(shape_) * literal(width));
-    std::vector<Id> targets = flattenAxes(graph_, source);
-    targets.push_back(source);
-    SharedBases bases;
-    for (std::int64_t base = 0; base < count; base += step) {
-        ExprPtr const element0 = simplify(first + literal(base));
-        std::vector<ExprPtr> tail; // the last round may leave workitems without elements
-        if (base + step > count)
-            tail.push_back(binary(BinaryOp::Less, element0, literal(count)));
-        std::vector<ExprPtr> locals;
-        std::int64_t below = count;
-        for (std::int64_t size : sizes) {
-            below /= size;
-            locals.push_back(facts_.reduce(simplify((element0 / literal(below)) % literal(size))));
-        }
-        // The run, as a value this workitem holds: loaded with vector accesses and masks.
-        Held run;
-        run.type = stored;
-        std::vector<ExprPtr> places;
-        for (std::int64_t v = 0; v < width; ++v) {
-            auto k = known();
-            for (std::size_t i = 0; i < sizes.size(); ++i)
-                k[dist.locals[i]] =
-                    i + 1 == sizes.size() ? simplify(locals[i] + literal(v)) : locals[i];
-            IndexSolution element = solveIndices(graph_, k, targets, facts_);
-            element.conditions.insert(element.conditions.end(), tail.begin(), tail.end());
-            run.elements.push_back(std::move(element));
-            places.push_back(solveIndices(graph_, k, {shared}, facts_).at(shared));
-        }
-        run.registers.resize(run.elements.size());
-        move(source, run, memory, /*isLoad=*/true);
+    values.registers.resize(values.elements.size());
+    move(staging.source, values, staging.memory, /*isLoad=*/true);
 
-        // Into LDS, the lanes without elements masked off; elements outside the tensor were
-        // loaded as zeros, so that a Multiply over a ragged K sums nothing for them.
-        gcn::ExpressionGenerator gen(b_, leaves());
-        gen.reuse(&memo_);
-        std::optional<gcn::Value> const some = mask(gen, tail);
-        std::vector<gcn::Value> data;
-        for (gcn::Value const& r : run.registers)
-            data.push_back(b_.toVector(gen.convert(r, stored, staged), staged));
-        bool consecutive = width * stagedBytes >= 4 && facts_.powerOfTwoDivisor(places[0]) >= width;
-        for (std::int64_t v = 1; v < width && consecutive; ++v) {
-            auto const d = IndexFacts::difference(places[static_cast<std::size_t>(v)], places[0]);
-            consecutive = d && *d == v;
-        }
-        std::optional<gcn::Value> saved;
-        if (some)
-            saved = saveExec(*some);
-        if (consecutive) {
-            auto const [address, offset] = ldsAddress(shared, places[0], bases);
-            memory_.storeLds(address, pack(data, staged), static_cast<int>(width) * stagedBytes,
-                             offset);
-        } else {
-            for (std::size_t v = 0; v < data.size(); ++v) {
-                auto const [address, offset] = ldsAddress(shared, places[v], bases);
-                memory_.storeLds(address, narrow(data[v], staged), stagedBytes, offset);
-            }
-        }
-        if (saved)
-            setExec(*saved);
-        flush();
-        memo_.clear();
+    gcn::ExpressionGenerator gen(b_, leaves());
+    gen.reuse(&memo_);
+    std::optional<gcn::Value> const some = mask(gen, run.tail);
+    std::vector<gcn::Value> data;
+    for (gcn::Value const& r : values.registers)
+        data.push_back(b_.toVector(gen.convert(r, stored, staged), staged));
+    bool consecutive = width * stagedBytes >= 4 && facts_.powerOfTwoDivisor(places[0]) >= width;
+    for (std::int64_t v = 1; v < width && consecutive; ++v) {
+        auto const d = IndexFacts::difference(places[static_cast<std::size_t>(v)], places[0]);
+        consecutive = d && *d == v;
     }
+    std::optional<gcn::Value> saved;
+    if (some)
+        saved = saveExec(*some);
+    if (consecutive) {
+        auto const [address, offset] = ldsAddress(staging.shared, places[0], bases);
+        memory_.storeLds(address, pack(data, staged), static_cast<int>(width) * stagedBytes,
+                         offset);
+    } else {
+        for (std::size_t v = 0; v < data.size(); ++v) {
+            auto const [address, offset] = ldsAddress(staging.shared, places[v], bases);
+            memory_.storeLds(address, narrow(data[v], staged), stagedBytes, offset);
+        }
+    }
+    if (saved)
+        setExec(*saved);
+    flush();
+    memo_.clear();
 }
 
 void AmdgcnKernelWriter::clearAccumulators(Held& acc) {

@@ -17,6 +17,8 @@ std::string bytes(std::size_t count) {
 
 /// How the launch's argument reads in a message.
 std::string passes(ArgumentDescriptor const& argument) {
+    if (argument.kind == ParameterKind::TensorMap)
+        return "a tensor map (" + argument.tensorMap.toString() + ")";
     if (argument.kind == ParameterKind::Pointer) {
         return argument.cppType() + " (a pointer to " + std::string(name(argument.type)) + ")";
     }
@@ -25,6 +27,8 @@ std::string passes(ArgumentDescriptor const& argument) {
 
 /// How a manifest parameter reads in a message: "f32 (4 bytes)", "a pointer to f32".
 std::string expects(KernelParameter const& parameter) {
+    if (parameter.kind == ParameterKind::TensorMap && parameter.tensorMap)
+        return "a tensor map of " + parameter.tensor + " (" + parameter.tensorMap->toString() + ")";
     if (parameter.kind == ParameterKind::Pointer) {
         return "a pointer to " + std::string(name(parameter.type));
     }
@@ -52,6 +56,8 @@ std::size_t placeAfter(std::size_t end, ArgumentDescriptor const& argument) {
 } // namespace
 
 std::string ArgumentDescriptor::cppType() const {
+    if (kind == ParameterKind::TensorMap)
+        return "TensorMap";
     if (kind == ParameterKind::Pointer)
         return "DevicePointer<" + std::string(cppName(type)) + ">";
     return std::string(cppName(type));
@@ -81,8 +87,10 @@ Status checkArguments(std::string_view kernelName, KernelManifest const& manifes
         ArgumentDescriptor const& argument = arguments[i];
         std::size_t const offset = placeAfter(end, argument);
         end = offset + argument.size;
+        bool const sameMap = parameter.kind != ParameterKind::TensorMap ||
+                             (parameter.tensorMap && *parameter.tensorMap == argument.tensorMap);
         if (parameter.kind != argument.kind || parameter.type != argument.type ||
-            parameter.size != argument.size) {
+            parameter.size != argument.size || !sameMap) {
             return mismatch(kernelName, label(i, parameter) + " is " + expects(parameter) +
                                             " but the launch passes " + passes(argument));
         }

@@ -50,6 +50,14 @@ Status Kernel::prepareLaunch(LaunchConfig const& config) const {
                              manifest.block->toString() +
                              " the manifest says the kernel was generated for");
         }
+        Dim3 const cluster = manifest.cluster.value_or(Dim3{});
+        if (cluster != config.cluster) {
+            return Error(ErrorCode::LaunchOutOfLimits,
+                         "launch of '" + name() + "' on " + device.summary() + ": cluster " +
+                             config.cluster.toString() + " differs from the cluster " +
+                             cluster.toString() +
+                             " the manifest says the kernel was generated for");
+        }
         if (config.sharedBytes < manifest.sharedBytes) {
             return Error(ErrorCode::LaunchOutOfLimits,
                          "launch of '" + name() + "' on " + device.summary() + ": " +

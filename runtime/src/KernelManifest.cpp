@@ -1,6 +1,7 @@
 // KernelManifest.cpp: reading, checking and writing kernel manifests (JSON).
 #include "kiln/runtime/KernelManifest.h"
 
+#include <array>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -67,6 +68,56 @@ Expected<Dim3> readBlock(json const& value, Problem const& problem) {
     return Dim3{extents[0], extents[1], extents[2]};
 }
 
+Expected<Dim3> readCluster(json const& value, Problem const& problem) {
+    if (!value.is_array() || value.size() != 3)
+        return problem("/cluster", "must be an array of 3 extents, not " + value.dump());
+    std::array<std::uint32_t, 3> extents{};
+    for (std::size_t i = 0; i < 3; ++i) {
+        std::string const path = "/cluster/" + std::to_string(i);
+        KILN_ASSIGN_OR_RETURN(std::uint64_t extent, readCount(value[i], path, problem));
+        if (extent == 0 || extent > kMaxClusterBlocks)
+            return problem(path, "must be between 1 and " + std::to_string(kMaxClusterBlocks) +
+                                     ", not " + value[i].dump());
+        extents[i] = static_cast<std::uint32_t>(extent);
+    }
+    Dim3 const cluster{extents[0], extents[1], extents[2]};
+    if (cluster.count() > kMaxClusterBlocks)
+        return problem("/cluster", "has " + std::to_string(cluster.count()) +
+                                       " blocks; a portable cluster has at most " +
+                                       std::to_string(kMaxClusterBlocks));
+    return cluster;
+}
+
+Expected<TensorMapShape> readTensorMapShape(json const& value, ScalarType element,
+                                            std::string const& path, Problem const& problem) {
+    if (!value.is_object())
+        return problem(path, "must be an object, not " + value.dump());
+    TensorMapShape shape;
+    shape.element = element;
+    auto const box = value.find("box");
+    if (box == value.end())
+        return problem(path + "/box", "missing (elements per dimension, innermost first)");
+    if (!box->is_array() || box->empty() || box->size() > kTensorMapMaxRank)
+        return problem(path + "/box", "must have 1 to 5 extents, not " + box->dump());
+    shape.rank = static_cast<std::uint8_t>(box->size());
+    for (std::size_t i = 0; i < box->size(); ++i) {
+        std::string const at = path + "/box/" + std::to_string(i);
+        KILN_ASSIGN_OR_RETURN(std::uint64_t extent, readCount((*box)[i], at, problem));
+        if (extent == 0 || extent > 256)
+            return problem(at, "must be between 1 and 256, not " + (*box)[i].dump());
+        shape.box[i] = static_cast<std::uint32_t>(extent);
+    }
+    KILN_ASSIGN_OR_RETURN(
+        std::string swizzle,
+        readString(value, "swizzle", path, problem, "\"none\", \"32B\", \"64B\" or \"128B\""));
+    std::optional<TensorMapSwizzle> parsed = parseTensorMapSwizzle(swizzle);
+    if (!parsed)
+        return problem(path + "/swizzle",
+                       "must be \"none\", \"32B\", \"64B\" or \"128B\", not '" + swizzle + "'");
+    shape.swizzle = *parsed;
+    return shape;
+}
+
 Expected<KernelParameter> readParameter(json const& value, std::size_t index,
                                         Problem const& problem) {
     std::string const path = "/parameters/" + std::to_string(index);
@@ -84,14 +135,17 @@ Expected<KernelParameter> readParameter(json const& value, std::size_t index,
                        "unknown type '" + type + "'; known types: " + scalarTypeNames());
     }
     parameter.type = *scalar;
-    KILN_ASSIGN_OR_RETURN(std::string kind,
-                          readString(value, "kind", path, problem, "\"pointer\" or \"value\""));
+    KILN_ASSIGN_OR_RETURN(std::string kind, readString(value, "kind", path, problem,
+                                                       "\"pointer\", \"value\" or \"tensor_map\""));
     if (kind == "pointer") {
         parameter.kind = ParameterKind::Pointer;
     } else if (kind == "value") {
         parameter.kind = ParameterKind::Value;
+    } else if (kind == "tensor_map") {
+        parameter.kind = ParameterKind::TensorMap;
     } else {
-        return problem(path + "/kind", "must be \"pointer\" or \"value\", not '" + kind + "'");
+        return problem(path + "/kind",
+                       "must be \"pointer\", \"value\" or \"tensor_map\", not '" + kind + "'");
     }
     for (char const* key : {"size", "offset"}) {
         if (!value.contains(key)) {
@@ -100,27 +154,53 @@ Expected<KernelParameter> readParameter(json const& value, std::size_t index,
     }
     KILN_ASSIGN_OR_RETURN(parameter.size, readCount(value["size"], path + "/size", problem));
     KILN_ASSIGN_OR_RETURN(parameter.offset, readCount(value["offset"], path + "/offset", problem));
-    std::size_t const expectedSize =
-        parameter.kind == ParameterKind::Pointer ? 8 : sizeOf(parameter.type);
+    std::size_t expectedSize = sizeOf(parameter.type);
+    std::size_t alignment = expectedSize;
+    std::string what = "a " + std::string(name(parameter.type)) + " value (" +
+                       std::to_string(expectedSize) + " bytes)";
+    if (parameter.kind == ParameterKind::Pointer) {
+        expectedSize = alignment = 8;
+        what = "a pointer (8 bytes)";
+    } else if (parameter.kind == ParameterKind::TensorMap) {
+        expectedSize = kTensorMapBytes;
+        alignment = kTensorMapAlignment;
+        what = "a tensor map (128 bytes)";
+    }
     if (parameter.size != expectedSize) {
-        std::string const what = parameter.kind == ParameterKind::Pointer
-                                     ? "a pointer (8 bytes)"
-                                     : "a " + std::string(name(parameter.type)) + " value (" +
-                                           std::to_string(expectedSize) + " bytes)";
         return problem(path + "/size", std::to_string(parameter.size) + " does not match " + what);
     }
-    if (parameter.offset % parameter.size != 0) {
+    if (parameter.offset % alignment != 0) {
         return problem(path + "/offset", std::to_string(parameter.offset) +
-                                             " is not a multiple of the parameter's size (" +
-                                             std::to_string(parameter.size) + ")");
+                                             " is not a multiple of the parameter's alignment (" +
+                                             std::to_string(alignment) + ")");
     }
+    auto const map = value.find("tensor_map");
+    if (parameter.kind != ParameterKind::TensorMap) {
+        if (map != value.end())
+            return problem(path + "/tensor_map", "only a parameter of kind \"tensor_map\" has one");
+        return parameter;
+    }
+    if (map == value.end())
+        return problem(path + "/tensor_map", "missing (the tensor, box and swizzle it maps)");
+    KILN_ASSIGN_OR_RETURN(parameter.tensorMap,
+                          readTensorMapShape(*map, parameter.type, path + "/tensor_map", problem));
+    KILN_ASSIGN_OR_RETURN(parameter.tensor, readString(*map, "tensor", path + "/tensor_map",
+                                                       problem, "the tensor it maps"));
     return parameter;
 }
 
 } // namespace
 
 std::string_view name(ParameterKind kind) {
-    return kind == ParameterKind::Pointer ? "pointer" : "value";
+    switch (kind) {
+    case ParameterKind::Pointer:
+        return "pointer";
+    case ParameterKind::Value:
+        return "value";
+    case ParameterKind::TensorMap:
+        return "tensor_map";
+    }
+    return "?";
 }
 
 Expected<KernelManifest> KernelManifest::fromJson(std::string_view text,
@@ -145,6 +225,9 @@ Expected<KernelManifest> KernelManifest::fromJson(std::string_view text,
     }
     if (auto shared = root.find("shared_bytes"); shared != root.end()) {
         KILN_ASSIGN_OR_RETURN(manifest.sharedBytes, readCount(*shared, "/shared_bytes", problem));
+    }
+    if (auto cluster = root.find("cluster"); cluster != root.end()) {
+        KILN_ASSIGN_OR_RETURN(manifest.cluster, readCluster(*cluster, problem));
     }
     auto const parameters = root.find("parameters");
     if (parameters == root.end()) {
@@ -195,13 +278,22 @@ std::string KernelManifest::toJson() const {
     if (block)
         root["block"] = {block->x, block->y, block->z};
     root["shared_bytes"] = sharedBytes;
+    if (cluster)
+        root["cluster"] = {cluster->x, cluster->y, cluster->z};
     json list = json::array();
     for (KernelParameter const& parameter : parameters) {
-        list.push_back({{"name", parameter.name},
-                        {"type", std::string(runtime::name(parameter.type))},
-                        {"kind", std::string(runtime::name(parameter.kind))},
-                        {"size", parameter.size},
-                        {"offset", parameter.offset}});
+        json item = {{"name", parameter.name},
+                     {"type", std::string(runtime::name(parameter.type))},
+                     {"kind", std::string(runtime::name(parameter.kind))},
+                     {"size", parameter.size},
+                     {"offset", parameter.offset}};
+        if (TensorMapShape const* map = parameter.tensorMap ? &*parameter.tensorMap : nullptr) {
+            item["tensor_map"] = {
+                {"tensor", parameter.tensor},
+                {"box", std::vector<std::uint32_t>(map->box.begin(), map->box.begin() + map->rank)},
+                {"swizzle", std::string(runtime::name(map->swizzle))}};
+        }
+        list.push_back(std::move(item));
     }
     root["parameters"] = std::move(list);
     return root.dump(2) + "\n";

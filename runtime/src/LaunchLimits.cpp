@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 
 namespace kiln::runtime {
 namespace {
@@ -55,6 +56,32 @@ Status checkLaunchLimits(DeviceDescription const& device, std::string_view kerne
                                " threads; the kernel allows " +
                                std::to_string(kernel.maxThreadsPerBlock) + " (it uses " +
                                std::to_string(kernel.registers) + " registers per thread)");
+    }
+    if (config.cluster.count() != 1) {
+        // Zero extents here; the portable limit on the blocks of a cluster below.
+        KILN_RETURN_IF_ERROR(checkExtents(device, kernelName, "cluster", config.cluster,
+                                          {UINT32_MAX, UINT32_MAX, UINT32_MAX}));
+        if (device.platform != "cuda" || device.computeMajor < 9) {
+            return outOfLimits(device, kernelName,
+                               "cluster " + config.cluster.toString() +
+                                   ": thread-block clusters need an NVIDIA device of compute "
+                                   "capability 9.0 or newer");
+        }
+        if (config.cluster.count() > kMaxClusterBlocks) {
+            return outOfLimits(device, kernelName,
+                               "cluster " + config.cluster.toString() + " has " +
+                                   std::to_string(config.cluster.count()) +
+                                   " blocks; a portable cluster has at most " +
+                                   std::to_string(kMaxClusterBlocks));
+        }
+        if (config.grid.x % config.cluster.x || config.grid.y % config.cluster.y ||
+            config.grid.z % config.cluster.z) {
+            return outOfLimits(device, kernelName,
+                               "grid " + config.grid.toString() +
+                                   " is not a whole number of "
+                                   "clusters " +
+                                   config.cluster.toString());
+        }
     }
     std::uint64_t const shared = kernel.staticSharedBytes + config.sharedBytes;
     std::uint64_t const limit = static_cast<std::uint64_t>(

@@ -70,5 +70,26 @@ TEST(LaunchLimits, SharedMemoryOverTheOptInLimitIsRefused) {
                         "device's limit of 232448 bytes per block (opt-in)");
 }
 
+TEST(LaunchLimits, ClustersMustTileTheGridAndStayPortable) {
+    LaunchConfig config{{132, 2, 1}, {128, 1, 1}, 0, {2, 1, 1}};
+    EXPECT_EQ(check(config), "ok");
+    config.cluster = {0, 1, 1};
+    EXPECT_EQ(check(config), kPrefix + "cluster (0, 1, 1) has a zero extent in x");
+    config.cluster = {4, 4, 1};
+    EXPECT_EQ(check(config),
+              kPrefix + "cluster (4, 4, 1) has 16 blocks; a portable cluster has at most 8");
+    config.cluster = {8, 1, 1};
+    EXPECT_EQ(check(config),
+              kPrefix + "grid (132, 2, 1) is not a whole number of clusters (8, 1, 1)");
+    DeviceDescription ampere = test::fakeH100();
+    ampere.computeMajor = 8;
+    config.cluster = {2, 1, 1};
+    Status status = checkLaunchLimits(ampere, "k", smallKernel(), config);
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.error().message(),
+              kPrefix + "cluster (2, 1, 1): thread-block clusters need an NVIDIA device of "
+                        "compute capability 9.0 or newer");
+}
+
 } // namespace
 } // namespace kiln::runtime

@@ -73,9 +73,10 @@ TEST(Manifest, RefusesMalformedParameters) {
     EXPECT_EQ(refusal(R"({"name": "a", "type": "f32", "kind": "pointer", "size": 4, "offset": 0})"),
               "m.json: /parameters/0/size: 4 does not match a pointer (8 bytes)");
     EXPECT_EQ(refusal(R"({"name": "a", "type": "f32", "kind": "ref", "size": 4, "offset": 0})"),
-              "m.json: /parameters/0/kind: must be \"pointer\" or \"value\", not 'ref'");
+              "m.json: /parameters/0/kind: must be \"pointer\", \"value\" or \"tensor_map\", not "
+              "'ref'");
     EXPECT_EQ(refusal(R"({"name": "a", "type": "u64", "kind": "value", "size": 8, "offset": 4})"),
-              "m.json: /parameters/0/offset: 4 is not a multiple of the parameter's size (8)");
+              "m.json: /parameters/0/offset: 4 is not a multiple of the parameter's alignment (8)");
     EXPECT_EQ(refusal(R"({"name": "a", "type": "f32", "kind": "value", "size": 4, "offset": -4})"),
               "m.json: /parameters/0/offset: must be a non-negative integer, not -4");
     EXPECT_EQ(refusal(R"({"name": "a", "type": "f32", "kind": "value", "size": 4})"),
@@ -83,6 +84,64 @@ TEST(Manifest, RefusesMalformedParameters) {
     EXPECT_EQ(refusal(R"({"type": "f32", "kind": "value", "size": 4, "offset": 0})"),
               "m.json: /parameters/0/name: missing (the parameter's name)");
     EXPECT_EQ(refusal(R"("x")"), "m.json: /parameters/0: must be an object, not \"x\"");
+}
+
+std::string const kTensorMapA =
+    R"({"name": "A_map", "type": "f16", "kind": "tensor_map", "size": 128, "offset": 64,
+        "tensor_map": {"tensor": "A", "box": [64, 128], "swizzle": "128B"}})";
+
+TEST(Manifest, ReadsTensorMapParametersAndClusters) {
+    Expected<KernelManifest> manifest = KernelManifest::fromJson(
+        R"({"entry": "k", "target": "sm_90a", "cluster": [2, 1, 1], "parameters": [
+            {"name": "n", "type": "u32", "kind": "value", "size": 4, "offset": 0}, )" +
+            kTensorMapA + "]}",
+        "m.json");
+    ASSERT_TRUE(manifest.ok()) << manifest.error().message();
+    EXPECT_EQ(manifest->cluster, (Dim3{2, 1, 1}));
+    KernelParameter const& map = manifest->parameters[1];
+    EXPECT_EQ(map.kind, ParameterKind::TensorMap);
+    EXPECT_EQ(map.tensor, "A");
+    ASSERT_TRUE(map.tensorMap.has_value());
+    EXPECT_EQ(map.tensorMap->toString(), "f16 box [64, 128] swizzle 128B");
+    EXPECT_EQ(manifest->parameterBytes(), 192u);
+    Expected<KernelManifest> again = KernelManifest::fromJson(manifest->toJson(), "round trip");
+    ASSERT_TRUE(again.ok()) << again.error().message();
+    EXPECT_EQ(*again, *manifest);
+}
+
+TEST(Manifest, RefusesMalformedTensorMapsAndClusters) {
+    auto map = [](std::string const& fields, std::string const& inner) {
+        return R"({"name": "A_map", "type": "f16", "kind": "tensor_map", )" + fields +
+               R"(, "tensor_map": {"tensor": "A", )" + inner + "}}";
+    };
+    std::string const at64 = R"("size": 128, "offset": 64)";
+    EXPECT_EQ(refusal(map(R"("size": 8, "offset": 0)", R"("box": [64], "swizzle": "none")")),
+              "m.json: /parameters/0/size: 8 does not match a tensor map (128 bytes)");
+    EXPECT_EQ(refusal(map(R"("size": 128, "offset": 8)", R"("box": [64], "swizzle": "none")")),
+              "m.json: /parameters/0/offset: 8 is not a multiple of the parameter's alignment "
+              "(64)");
+    EXPECT_EQ(refusal(map(at64, R"("box": [64, 0], "swizzle": "none")")),
+              "m.json: /parameters/0/tensor_map/box/1: must be between 1 and 256, not 0");
+    EXPECT_EQ(refusal(map(at64, R"("box": [1, 2, 3, 4, 5, 6], "swizzle": "none")")),
+              "m.json: /parameters/0/tensor_map/box: must have 1 to 5 extents, not "
+              "[1,2,3,4,5,6]");
+    EXPECT_EQ(refusal(map(at64, R"("box": [64], "swizzle": "256B")")),
+              "m.json: /parameters/0/tensor_map/swizzle: must be \"none\", \"32B\", \"64B\" or "
+              "\"128B\", not '256B'");
+    EXPECT_EQ(refusal(map(at64, R"("swizzle": "none")")),
+              "m.json: /parameters/0/tensor_map/box: missing (elements per dimension, innermost "
+              "first)");
+    EXPECT_EQ(refusal(R"({"name": "A_map", "type": "f16", "kind": "tensor_map", )" + at64 + "}"),
+              "m.json: /parameters/0/tensor_map: missing (the tensor, box and swizzle it maps)");
+    EXPECT_EQ(refusal(R"({"name": "n", "type": "u32", "kind": "value", "size": 4, "offset": 0,
+                          "tensor_map": {}})"),
+              "m.json: /parameters/0/tensor_map: only a parameter of kind \"tensor_map\" has one");
+    EXPECT_EQ(refusal("", R"(, "cluster": [2, 1])"),
+              "m.json: /cluster: must be an array of 3 extents, not [2,1]");
+    EXPECT_EQ(refusal("", R"(, "cluster": [0, 1, 1])"),
+              "m.json: /cluster/0: must be between 1 and 8, not 0");
+    EXPECT_EQ(refusal("", R"(, "cluster": [4, 4, 1])"),
+              "m.json: /cluster: has 16 blocks; a portable cluster has at most 8");
 }
 
 TEST(Manifest, RefusesOverlapsAndDuplicates) {

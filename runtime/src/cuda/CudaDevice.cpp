@@ -3,6 +3,9 @@
 
 #include "CudaObjects.h"
 
+#include <array>
+#include <optional>
+
 namespace kiln::runtime::cuda {
 
 Expected<std::shared_ptr<CudaDevice>> CudaDevice::open(std::shared_ptr<CudaDriver> driver,
@@ -143,6 +146,95 @@ Status CudaDevice::synchronize() {
     ScopedContext scope(driver_->api(), context_);
     return driver_->check(driver_->api().cuCtxSynchronize(), "cuCtxSynchronize",
                           description_.summary());
+}
+
+namespace {
+
+/// The driver's element type for a tensor map of `type`.
+std::optional<CUtensorMapDataType> tensorMapDataType(ScalarType type) {
+    switch (type) {
+    case ScalarType::U8:
+    case ScalarType::I8:
+        return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    case ScalarType::U16:
+    case ScalarType::I16:
+        return CU_TENSOR_MAP_DATA_TYPE_UINT16;
+    case ScalarType::U32:
+        return CU_TENSOR_MAP_DATA_TYPE_UINT32;
+    case ScalarType::I32:
+        return CU_TENSOR_MAP_DATA_TYPE_INT32;
+    case ScalarType::U64:
+        return CU_TENSOR_MAP_DATA_TYPE_UINT64;
+    case ScalarType::I64:
+        return CU_TENSOR_MAP_DATA_TYPE_INT64;
+    case ScalarType::F16:
+        return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case ScalarType::BF16:
+        return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case ScalarType::F32:
+        return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case ScalarType::F64:
+        return CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+    }
+    return std::nullopt;
+}
+
+CUtensorMapSwizzle driverSwizzle(TensorMapSwizzle swizzle) {
+    switch (swizzle) {
+    case TensorMapSwizzle::None:
+        return CU_TENSOR_MAP_SWIZZLE_NONE;
+    case TensorMapSwizzle::Bytes32:
+        return CU_TENSOR_MAP_SWIZZLE_32B;
+    case TensorMapSwizzle::Bytes64:
+        return CU_TENSOR_MAP_SWIZZLE_64B;
+    case TensorMapSwizzle::Bytes128:
+        return CU_TENSOR_MAP_SWIZZLE_128B;
+    }
+    return CU_TENSOR_MAP_SWIZZLE_NONE;
+}
+
+} // namespace
+
+Expected<TensorMap> CudaDevice::encodeTensorMap(std::uint64_t address,
+                                                TensorMapLayout const& layout) {
+    CudaFunctions const& api = driver_->api();
+    if (!api.cuTensorMapEncodeTiled)
+        return Error(ErrorCode::Unsupported, "tensor maps need a CUDA 12.0 driver or newer; " +
+                                                 driver_->library() + " lacks " +
+                                                 "cuTensorMapEncodeTiled");
+    if (description_.computeMajor < 9)
+        return Error(ErrorCode::Unsupported, "tensor maps need compute capability 9.0 or newer; " +
+                                                 description_.summary() + " has none");
+    KILN_RETURN_IF_ERROR(layout.check(address));
+    TensorMapShape const& shape = layout.shape;
+    std::optional<CUtensorMapDataType> const type = tensorMapDataType(shape.element);
+    if (!type)
+        return Error(ErrorCode::InvalidArgument,
+                     "tensor map: no element type for " + std::string(name(shape.element)));
+    std::array<cuuint64_t, kTensorMapMaxRank> sizes{}, strides{};
+    std::array<cuuint32_t, kTensorMapMaxRank> box{}, elementStrides{};
+    for (std::size_t i = 0; i < shape.rank; ++i) {
+        sizes[i] = layout.sizes[i];
+        box[i] = shape.box[i];
+        elementStrides[i] = 1;
+        if (i > 0)
+            strides[i - 1] = layout.strides[i];
+    }
+    TensorMap map;
+    map.shape = shape;
+    ScopedContext scope(api, context_);
+    // CUtensorMap is the 128 opaque bytes TensorMap holds (both 64-byte aligned).
+    static_assert(sizeof(CUtensorMap) == kTensorMapBytes);
+    auto* encoded = reinterpret_cast<CUtensorMap*>(map.bytes.data());
+    KILN_RETURN_IF_ERROR(driver_->check(
+        api.cuTensorMapEncodeTiled(encoded, *type, shape.rank,
+                                   reinterpret_cast<void*>(static_cast<std::uintptr_t>(address)),
+                                   sizes.data(), strides.data(), box.data(), elementStrides.data(),
+                                   CU_TENSOR_MAP_INTERLEAVE_NONE, driverSwizzle(shape.swizzle),
+                                   CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+        "cuTensorMapEncodeTiled", shape.toString() + " on " + description_.summary()));
+    return map;
 }
 
 } // namespace kiln::runtime::cuda

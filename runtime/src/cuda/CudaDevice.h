@@ -31,6 +31,8 @@ public:
     Expected<std::unique_ptr<EventBackend>> newEvent() override;
     Expected<std::unique_ptr<ModuleBackend>> loadCode(KernelLoaderSpec const& spec) override;
     Status synchronize() override;
+    Expected<TensorMap> encodeTensorMap(std::uint64_t address,
+                                        TensorMapLayout const& layout) override;
 
     /// The driver and the primary context, for libraries that call CUDA themselves (cuBLAS).
     CudaDriver const& driver() const { return *driver_; }

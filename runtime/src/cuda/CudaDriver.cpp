@@ -159,6 +159,8 @@ Expected<std::shared_ptr<CudaDriver>> CudaDriver::load(std::string const& reques
         require(api.cuEventElapsedTime, "cuEventElapsedTime", 2000);
     optional(api.cuFuncGetParamInfo, "cuFuncGetParamInfo", 12040);
     optional(api.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", 11040);
+    optional(api.cuLaunchKernelEx, "cuLaunchKernelEx", 11060);
+    optional(api.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled", 12000);
     if (!failure.ok())
         return failure.error();
     return driver;

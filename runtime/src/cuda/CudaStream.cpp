@@ -46,16 +46,39 @@ public:
     Status launch(KernelBackend const& kernel, LaunchConfig const& config,
                   void** arguments) override {
         ScopedContext scope(api(), context_.context);
-        CUresult const result = api().cuLaunchKernel(
-            static_cast<CUfunction>(kernel.native()), config.grid.x, config.grid.y, config.grid.z,
-            config.block.x, config.block.y, config.block.z,
-            static_cast<unsigned>(config.sharedBytes), stream_, arguments, nullptr);
-        if (result == CUDA_SUCCESS)
-            return {};
-        return check(result, "cuLaunchKernel",
-                     "kernel '" + kernel.name() + "', grid " + config.grid.toString() + ", block " +
-                         config.block.toString() + ", " + std::to_string(config.sharedBytes) +
-                         " bytes of dynamic shared memory");
+        auto const function = static_cast<CUfunction>(kernel.native());
+        std::string const what = "kernel '" + kernel.name() + "', grid " + config.grid.toString() +
+                                 ", block " + config.block.toString() + ", " +
+                                 std::to_string(config.sharedBytes) +
+                                 " bytes of dynamic shared memory";
+        if (config.cluster.count() == 1) {
+            return check(api().cuLaunchKernel(function, config.grid.x, config.grid.y, config.grid.z,
+                                              config.block.x, config.block.y, config.block.z,
+                                              static_cast<unsigned>(config.sharedBytes), stream_,
+                                              arguments, nullptr),
+                         "cuLaunchKernel", what);
+        }
+        if (!api().cuLaunchKernelEx)
+            return Error(ErrorCode::Unsupported,
+                         "cluster launches need a CUDA 11.8 driver or newer (no cuLaunchKernelEx)");
+        CUlaunchAttribute cluster{};
+        cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        cluster.value.clusterDim.x = config.cluster.x;
+        cluster.value.clusterDim.y = config.cluster.y;
+        cluster.value.clusterDim.z = config.cluster.z;
+        CUlaunchConfig launch{};
+        launch.gridDimX = config.grid.x;
+        launch.gridDimY = config.grid.y;
+        launch.gridDimZ = config.grid.z;
+        launch.blockDimX = config.block.x;
+        launch.blockDimY = config.block.y;
+        launch.blockDimZ = config.block.z;
+        launch.sharedMemBytes = static_cast<unsigned>(config.sharedBytes);
+        launch.hStream = stream_;
+        launch.attrs = &cluster;
+        launch.numAttrs = 1;
+        return check(api().cuLaunchKernelEx(&launch, function, arguments, nullptr),
+                     "cuLaunchKernelEx", what + ", cluster " + config.cluster.toString());
     }
     Status copyDeviceToDevice(std::uint64_t dst, std::uint64_t src, std::size_t bytes) override {
         ScopedContext scope(api(), context_.context);

@@ -10,6 +10,7 @@
 #include "kiln/runtime/DeviceDescription.h"
 #include "kiln/runtime/KernelLoaderSpec.h"
 #include "kiln/runtime/Status.h"
+#include "kiln/runtime/TensorMap.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -49,6 +50,17 @@ public:
 
     /// Waits until all work on the device is done.
     virtual Status synchronize() = 0;
+
+    /// A TMA tensor map of the tensor at `address` (NVIDIA sm_90 and later). InvalidArgument
+    /// when the copy engine cannot describe the layout (TensorMapLayout::check says why);
+    /// Unsupported where the platform, the driver or the device has no tensor maps.
+    virtual Expected<TensorMap> encodeTensorMap(std::uint64_t address,
+                                                TensorMapLayout const& layout) {
+        (void)address;
+        (void)layout;
+        return Error(ErrorCode::Unsupported, "tensor maps are an NVIDIA sm_90 feature; " +
+                                                 description().summary() + " has none");
+    }
 };
 
 } // namespace kiln::runtime

@@ -9,6 +9,7 @@
 #include "kiln/runtime/DevicePointer.h"
 #include "kiln/runtime/KernelManifest.h"
 #include "kiln/runtime/ScalarType.h"
+#include "kiln/runtime/TensorMap.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -24,8 +25,9 @@ struct ArgumentDescriptor {
     ScalarType type = ScalarType::U8; ///< the value's type, or the pointed-to element type
     std::size_t size = 0;
     std::size_t alignment = 0;
+    TensorMapShape tensorMap{}; ///< for a tensor map: the box and swizzle it encodes
 
-    /// The C++ spelling for messages: "double", "DevicePointer<float>".
+    /// The C++ spelling for messages: "double", "DevicePointer<float>", "TensorMap".
     std::string cppType() const;
     bool operator==(ArgumentDescriptor const&) const = default;
 };
@@ -74,7 +76,7 @@ struct KernelArgument {
                   "not a kernel argument type: use a fixed-width integer, float, double, Half, "
                   "BFloat16 or DevicePointer<T>");
     static constexpr ArgumentDescriptor descriptor() {
-        return {ParameterKind::Value, *scalarTypeOf<T>(), sizeof(T), alignof(T)};
+        return {ParameterKind::Value, *scalarTypeOf<T>(), sizeof(T), alignof(T), {}};
     }
 };
 
@@ -83,8 +85,11 @@ template <class T>
 struct KernelArgument<DevicePointer<T>> {
     static_assert(KernelArgumentType<T>, "DevicePointer<T> needs a scalar element type");
     static constexpr ArgumentDescriptor descriptor() {
-        return {ParameterKind::Pointer, *scalarTypeOf<T>(), sizeof(std::uint64_t),
-                alignof(std::uint64_t)};
+        return {ParameterKind::Pointer,
+                *scalarTypeOf<T>(),
+                sizeof(std::uint64_t),
+                alignof(std::uint64_t),
+                {}};
     }
 };
 

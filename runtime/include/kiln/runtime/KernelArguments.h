@@ -8,6 +8,8 @@
 #include "kiln/runtime/DeviceMemory.h"
 #include "kiln/runtime/KernelArgument.h"
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -35,17 +37,21 @@ public:
     template <class T>
     KernelArguments& add(T const& value) {
         static_assert(sizeof(T) <= sizeof(std::uint64_t));
-        std::uint64_t slot = 0;
-        std::memcpy(&slot, &value, sizeof(T));
-        slots_.push_back(slot);
-        descriptors_.push_back(KernelArgument<T>::descriptor());
-        repoint();
-        return *this;
+        Slot slot;
+        std::memcpy(slot.bytes.data(), &value, sizeof(T));
+        return append(slot, KernelArgument<T>::descriptor());
     }
     /// Appends the address of a buffer.
     template <class T>
     KernelArguments& add(DeviceMemory<T> const& memory) {
         return add(memory.pointer());
+    }
+    /// Appends a TMA tensor map (128 bytes, 64-byte aligned in the parameter buffer).
+    KernelArguments& add(TensorMap const& map) {
+        Slot slot;
+        std::memcpy(slot.bytes.data(), map.bytes.data(), kTensorMapBytes);
+        return append(slot, {ParameterKind::TensorMap, map.shape.element, kTensorMapBytes,
+                             kTensorMapAlignment, map.shape});
     }
 
     /// The descriptors, in order.
@@ -57,14 +63,25 @@ public:
     std::size_t size() const { return slots_.size(); }
 
 private:
-    std::vector<std::uint64_t> slots_; // little-endian: a narrower value sits at the slot's start
+    /// One argument's bytes, as aligned as the most aligned kind (a tensor map); little-endian: a
+    /// narrower value sits at the slot's start.
+    struct Slot {
+        alignas(kTensorMapAlignment) std::array<std::byte, kTensorMapBytes> bytes{};
+    };
+    std::vector<Slot> slots_;
     std::vector<ArgumentDescriptor> descriptors_;
     std::vector<void*> pointers_; // into slots_, rebuilt when slots_ changes
 
+    KernelArguments& append(Slot const& slot, ArgumentDescriptor const& descriptor) {
+        slots_.push_back(slot);
+        descriptors_.push_back(descriptor);
+        repoint();
+        return *this;
+    }
     void repoint() {
         pointers_.clear();
-        for (std::uint64_t& slot : slots_)
-            pointers_.push_back(&slot);
+        for (Slot& slot : slots_)
+            pointers_.push_back(slot.bytes.data());
     }
 };
 

@@ -11,12 +11,17 @@
 //     "parameters": [ { "name": "x", "type": "f32", "kind": "pointer", "size": 8, "offset": 0 },
 //                     { "name": "alpha", "type": "f32", "kind": "value", "size": 4,
 //                       "offset": 16 }, ... ] }
-// For a pointer, "type" is the element type and "size" is 8.
+// For a pointer, "type" is the element type and "size" is 8. A TMA tensor map (TensorMap.h) is
+// { "name": "A_map", "type": "f16", "kind": "tensor_map", "size": 128, "offset": 64,
+//   "tensor_map": { "tensor": "A", "box": [64, 128], "swizzle": "128B" } }: the tensor it maps,
+// the box one copy moves (innermost first) and the shared-memory swizzle; "type" is the element
+// type. A kernel launched in thread-block clusters declares "cluster": [2, 1, 1].
 #pragma once
 
 #include "kiln/runtime/LaunchConfig.h"
 #include "kiln/runtime/ScalarType.h"
 #include "kiln/runtime/Status.h"
+#include "kiln/runtime/TensorMap.h"
 
 #include <cstddef>
 #include <optional>
@@ -26,10 +31,11 @@
 
 namespace kiln::runtime {
 
-/// Whether a parameter is a device address or a value passed by copy.
-enum class ParameterKind : std::uint8_t { Pointer, Value };
+/// Whether a parameter is a device address, a value passed by copy, or a TMA tensor map (128
+/// bytes passed by copy, 64-byte aligned).
+enum class ParameterKind : std::uint8_t { Pointer, Value, TensorMap };
 
-/// "pointer" or "value".
+/// "pointer", "value" or "tensor_map".
 std::string_view name(ParameterKind kind);
 
 /// One kernel parameter as the manifest describes it.
@@ -39,6 +45,10 @@ struct KernelParameter {
     ParameterKind kind = ParameterKind::Value;
     std::size_t size = 0;   ///< bytes in the parameter buffer (8 for a pointer)
     std::size_t offset = 0; ///< byte offset in the parameter buffer
+    /// For a tensor map: the box and swizzle it was generated for (shape.element == type), and
+    /// the tensor (another parameter's name, or a tensor of the Command) it maps.
+    std::optional<TensorMapShape> tensorMap;
+    std::string tensor;
     bool operator==(KernelParameter const&) const = default;
 };
 
@@ -48,6 +58,7 @@ struct KernelManifest {
     std::string target;          ///< e.g. "sm_80", "sm_90a"
     std::optional<Dim3> block;   ///< the block size the kernel was generated for
     std::size_t sharedBytes = 0; ///< dynamic shared memory the kernel needs
+    std::optional<Dim3> cluster; ///< the thread-block cluster it must be launched in, if any
     std::vector<KernelParameter> parameters;
     bool operator==(KernelManifest const&) const = default;
 

@@ -1,4 +1,4 @@
-// LaunchConfig.h: the shape of one kernel launch (grid, block, dynamic shared memory).
+// LaunchConfig.h: the shape of one kernel launch (grid, block, cluster, dynamic shared memory).
 #pragma once
 
 #include <cstddef>
@@ -19,11 +19,18 @@ struct Dim3 {
     bool operator==(Dim3 const&) const = default;
 };
 
+/// The most blocks of a portable thread-block cluster (sm_90: 8; 16 needs the non-portable
+/// opt-in, which Kiln does not ask for).
+inline constexpr std::uint64_t kMaxClusterBlocks = 8;
+
 /// Grid and block extents and the dynamic shared memory of one launch.
 struct LaunchConfig {
     Dim3 grid;
     Dim3 block;
     std::size_t sharedBytes = 0; ///< dynamic shared memory per block
+    /// Blocks per thread-block cluster (sm_90+), which must divide the grid; (1, 1, 1) launches
+    /// without clusters.
+    Dim3 cluster;
 };
 
 } // namespace kiln::runtime

@@ -63,7 +63,7 @@ public:
         std::tuple<Params...> values{Params{std::forward<Args>(args)}...};
         std::array<void*, sizeof...(Params)> pointers = std::apply(
             [](auto&... value) { return std::array<void*, sizeof...(Params)>{&value...}; }, values);
-        return launchChecked(kernel.kernel(), {grid, block, sharedBytes}, pointers.data());
+        return launchChecked(kernel.kernel(), {grid, block, sharedBytes, Dim3{}}, pointers.data());
     }
     /// Launches a kernel with run-time arguments, checked against its manifest and layout.
     Stream& launch(Kernel const& kernel, LaunchConfig const& config,

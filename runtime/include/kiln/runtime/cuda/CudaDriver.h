@@ -5,9 +5,9 @@
 // entry point through it at the ABI version its pointer type names (PFN_cuMemAlloc_v3020 at
 // 3020, ...). That is what picks cuMemAlloc_v2 rather than the 32-bit cuMemAlloc: dlsym by the
 // plain name would return the old ABI. Entry points newer than some drivers Kiln runs on
-// (cuFuncGetParamInfo, CUDA 12.4; cuGraphInstantiateWithFlags, CUDA 11.4) are optional and null
-// when missing. Only this header and the CUDA platform's sources include <cuda.h>; it is available
-// when KILN_HAVE_CUDA is 1.
+// (cuFuncGetParamInfo, CUDA 12.4; cuGraphInstantiateWithFlags, CUDA 11.4; cuLaunchKernelEx,
+// 11.8; cuTensorMapEncodeTiled, 12.0) are optional and null when missing. Only this header and the
+// CUDA platform's sources include <cuda.h>; it is available when KILN_HAVE_CUDA is 1.
 #pragma once
 
 #include "kiln/runtime/Status.h"
@@ -71,6 +71,10 @@ struct CudaFunctions {
     PFN_cuFuncGetParamInfo_v12040 cuFuncGetParamInfo = nullptr;
     /// Optional (CUDA 11.4+): null when the driver is older, which then has no command buffers.
     PFN_cuGraphInstantiateWithFlags_v11040 cuGraphInstantiateWithFlags = nullptr;
+    /// Optional (CUDA 11.8+): null when the driver is older, which then has no cluster launches.
+    PFN_cuLaunchKernelEx_v11060 cuLaunchKernelEx = nullptr;
+    /// Optional (CUDA 12.0+): null when the driver is older, which then has no tensor maps.
+    PFN_cuTensorMapEncodeTiled_v12000 cuTensorMapEncodeTiled = nullptr;
 };
 
 /// A loaded CUDA driver: its library handle, its entry points and its version.

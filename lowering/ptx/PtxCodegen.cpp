@@ -210,14 +210,8 @@ void PtxCodegen::assignElement(Held& held, std::size_t c, ExprPtr const& e) {
 }
 
 // Each element's row is a loop over the source's last axis, reading it in place.
-void PtxCodegen::reduceRows(Operation const& o, Held& held, Id source, Id view,
-                            std::vector<Id> const& sourceAxes, std::vector<Id> const& destAxes) {
-    auto const& shape = graph_.coordinates.node(source).shape;
-    // Floating-point rows accumulate in f64: a long f32 sum drifts from the exact one by more
-    // than f32's tolerance, and the loop is bound by memory, not by the adds.
-    DataType const accType = isFloat(held.type) ? DataType::F64 : held.type;
-    PtxType const acc = registerType(accType);
-    Id const along = sourceAxes.back();
+void PtxCodegen::reduceRows(Operation const& o, Held& held, Reduction const& r) {
+    PtxType const acc = registerType(r.accumulator);
     for (std::size_t c = 0; c < held.elements.size(); ++c) {
         writer_.pushScope();
         std::string const sum = writer_.newRegister(acc), p = writer_.newRegister(PtxType::S64);
@@ -228,21 +222,14 @@ void PtxCodegen::reduceRows(Operation const& o, Held& held, Id source, Id view,
                                      : (floating ? "0d7FF0000000000000" : "9223372036854775807");
         writer_.instruction(fmt::format("mov{} {}, {}", ptxName(acc), sum, init));
         writer_.instruction(fmt::format("mov.s64 {}, 0", p));
-        std::string const last = writer_.emitIndex(simplify(shape.back()), bindings());
+        std::string const last = writer_.emitIndex(simplify(r.extent), bindings());
         std::string const top = writer_.newLabel("reduce"), done = writer_.newLabel("reduced");
         writer_.label(top);
         std::string const finished = writer_.newRegister(PtxType::Pred);
         writer_.instruction(fmt::format("setp.ge.s64 {}, {}, {}", finished, p, last));
         writer_.instruction(fmt::format("@{} bra {}", finished, done));
         writer_.pushScope();
-        indices_[along] = p;
-        auto k = known();
-        for (std::size_t a = 0; a < destAxes.size(); ++a)
-            k[sourceAxes[a]] = held.elements[c].at(destAxes[a]);
-        std::string const v =
-            writer_.convert(readInPlace(view, source, k, held.elements[c].conditions),
-                            graph_.coordinates.node(source).dtype.value_or(accType), accType);
-        indices_.erase(along);
+        std::string const v = writer_.convert(rowElement(r, held, c, p), r.element, r.accumulator);
         writer_.instruction(fmt::format("{}{} {}, {}, {}",
                                         o.combine == Combine::Sum   ? "add"
                                         : o.combine == Combine::Max ? "max"
@@ -254,7 +241,7 @@ void PtxCodegen::reduceRows(Operation const& o, Held& held, Id source, Id view,
         writer_.label(done);
         writer_.instruction(fmt::format("mov{} {}, {}", ptxName(registerType(held.type)),
                                         held.registers[c],
-                                        writer_.convert(sum, accType, held.type)));
+                                        writer_.convert(sum, r.accumulator, held.type)));
         writer_.popScope();
     }
 }

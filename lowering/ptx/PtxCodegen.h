@@ -24,13 +24,7 @@
 #include <optional>
 #include <set>
 
-namespace kiln::lowering {
-
-// Defined in Manifest.cpp: parameters, hash and the common fields of the manifest.
-void describeInterface(KernelGraph const& graph, CodegenOptions const& options,
-                       LaunchShape const& shape, EmittedKernel& kernel);
-
-namespace detail {
+namespace kiln::lowering::detail {
 
 // A Multiply on the tensor cores (PtxTensorCores.cpp): the staged operands, the accumulators
 // as the fragments of mma.sync.m16n8k16 (d0..d3), and how to read the operands' fragments with
@@ -91,14 +85,15 @@ private:
     void allocate(Id d, Held& held) override;
     void assignIndex(Id dest, ExprPtr const& e) override;
     void assignElement(Held& held, std::size_t c, ExprPtr const& e) override;
-    void reduceRows(Operation const& o, Held& held, Id source, Id view,
-                    std::vector<Id> const& sourceAxes, std::vector<Id> const& destAxes) override;
+    void reduceRows(Operation const& o, Held& held, Reduction const& r) override;
     bool planningOnly() const override { return discovering_; }
 
     // ---- Global memory (PtxMemory.cpp) ---------------------------------------------------
     bool streamed(Id op, Id dest) const override;
-    std::string readInPlace(Id op, Id value, std::map<Id, ExprPtr> const& k,
-                            std::vector<ExprPtr> const& where) override;
+    std::string loadElement(Id memory, ExprPtr const& offset,
+                            std::vector<ExprPtr> const& conditions, DataType type) override;
+    std::string readStagedElement(Id shared, std::map<Id, ExprPtr> const& k,
+                                  DataType type) override;
     // The address of element `offset` of `user`'s tensor.
     std::string globalAddress(Id user, ExprPtr const& offset, DataType type);
     static bool isHalf(DataType t) { return t == DataType::F16 || t == DataType::BF16; }
@@ -192,6 +187,4 @@ private:
     std::string sharedBase_;                  ///< u32 register: kiln_shared's address
 };
 
-} // namespace detail
-
-} // namespace kiln::lowering
+} // namespace kiln::lowering::detail

@@ -6,27 +6,19 @@
 
 namespace kiln::lowering::detail {
 
-// Loads element `k` of a value that a LoadLinear/LoadTiled `op` reads in place; `where`
-// are the conditions of the element being computed, which guard the load too.
-std::string PtxCodegen::readInPlace(Id op, Id value, std::map<Id, ExprPtr> const& k,
-                                    std::vector<ExprPtr> const& where) {
-    Id const memory = graph_.mapping.get(op, role::source);
-    if (graph_.control.node(op).kind == OperationKind::LoadShared) {
-        SharedBases bases;
-        return readShared(memory, {k}, graph_.coordinates.node(value).dtype.value_or(DataType::F32),
-                          bases)
-            .front();
-    }
-    auto solution = solveIndices(graph_, k, {memory}, facts_);
-    for (auto const& c : where)
-        if (std::none_of(solution.conditions.begin(), solution.conditions.end(),
-                         [&](ExprPtr const& e) { return equal(e, c); }))
-            solution.conditions.push_back(c);
-    DataType const type = graph_.coordinates.node(value).dtype.value_or(DataType::F32);
+// A value read in place: each element loaded where it is used, guarded by its conditions.
+std::string PtxCodegen::loadElement(Id memory, ExprPtr const& offset,
+                                    std::vector<ExprPtr> const& conditions, DataType type) {
     DataType const stored = tensorType(memory);
-    std::string const address = globalAddress(memory, solution.at(memory), stored);
-    std::string const p = writer_.emitConditions(solution.conditions, bindings());
+    std::string const address = globalAddress(memory, offset, stored);
+    std::string const p = writer_.emitConditions(conditions, bindings());
     return loadScalar(address, stored, type, p);
+}
+
+std::string PtxCodegen::readStagedElement(Id shared, std::map<Id, ExprPtr> const& k,
+                                          DataType type) {
+    SharedBases bases;
+    return readShared(shared, {k}, type, bases).front();
 }
 
 // The address of element `offset` of `user`'s tensor. Near an address already in a

@@ -4,6 +4,16 @@
 #pragma once
 
 #include "kiln/lowering/Codegen.h"
+#include "kiln/lowering/LaunchShape.h"
+
+namespace kiln::lowering {
+
+/// The manifest's parameters, hash and common fields of the kernel `graph` becomes
+/// (Manifest.cpp): what every target's kernel says of its interface.
+void describeInterface(KernelGraph const& graph, CodegenOptions const& options,
+                       LaunchShape const& shape, EmittedKernel& kernel);
+
+} // namespace kiln::lowering
 
 namespace kiln::lowering::detail {
 

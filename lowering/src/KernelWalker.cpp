@@ -293,7 +293,25 @@ void KernelWalker<Register>::reduce(Id op, Operation const& o) {
             fmt::format("Reduce from #{} to #{}: the source needs one axis more", source, dest));
     Held<Register>& h = hold(dest);
     currentId_ = dest;
-    reduceRows(o, h, source, view->second, sourceAxes, destAxes);
+    // Floating-point rows accumulate in f64: a long f32 sum drifts from the exact one by more
+    // than f32's tolerance, and the loop is bound by memory, not by the adds.
+    DataType const accumulator = isFloat(h.type) ? DataType::F64 : h.type;
+    reduceRows(o, h,
+               {source, view->second, sourceAxes, destAxes, shape.back(),
+                graph_.coordinates.node(source).dtype.value_or(accumulator), accumulator});
+}
+
+template <class Register>
+Register KernelWalker<Register>::rowElement(Reduction const& r, Held<Register> const& held,
+                                            std::size_t c, Register const& counter) {
+    Id const along = r.sourceAxes.back();
+    indices_[along] = counter;
+    auto k = known();
+    for (std::size_t a = 0; a < r.destAxes.size(); ++a)
+        k[r.sourceAxes[a]] = held.elements[c].at(r.destAxes[a]);
+    Register const element = readInPlace(r.view, r.source, k, held.elements[c].conditions);
+    indices_.erase(along);
+    return element;
 }
 
 template <class Register>
@@ -424,6 +442,21 @@ Register KernelWalker<Register>::valueAt(Id d, Held<Register> const* current, st
         k[d] = here.at(currentId_);
     }
     return readInPlace(view->second, d, k, here.conditions);
+}
+
+template <class Register>
+Register KernelWalker<Register>::readInPlace(Id op, Id value, std::map<Id, ExprPtr> const& k,
+                                             std::vector<ExprPtr> const& where) {
+    Id const memory = graph_.mapping.get(op, role::source);
+    DataType const type = graph_.coordinates.node(value).dtype.value_or(DataType::F32);
+    if (graph_.control.node(op).kind == OperationKind::LoadShared)
+        return readStagedElement(memory, k, type);
+    auto solution = solveIndices(graph_, k, {memory}, facts_);
+    for (auto const& c : where)
+        if (std::none_of(solution.conditions.begin(), solution.conditions.end(),
+                         [&](ExprPtr const& e) { return equal(e, c); }))
+            solution.conditions.push_back(c);
+    return loadElement(memory, solution.at(memory), solution.conditions, type);
 }
 
 template <class Register>

@@ -85,6 +85,15 @@ struct StagedRun {
     std::vector<ExprPtr> tail; ///< where the workitem has a run at all (the last round only)
 };
 
+/// A Reduce: each element of the dest combines one row of `source` (its last axis, of `extent`
+/// elements of type `element`), read in place through load `view`, in `accumulator`.
+struct Reduction {
+    Id source = 0, view = 0;
+    std::vector<Id> sourceAxes, destAxes; ///< the row's axis last; the others, the dest's
+    ExprPtr extent;
+    DataType element = DataType::F32, accumulator = DataType::F32;
+};
+
 /// The two labels of a counted loop: its top (the condition) and what follows it.
 struct LoopLabels {
     std::string top, done;
@@ -118,6 +127,9 @@ protected:
     void storeShared(Id op);
     void assign(Id op, Operation const& o);
     void reduce(Id op, Operation const& o);
+    /// The element of element `c`'s row of `r` where the row's counter is `counter`.
+    Register rowElement(Reduction const& r, Held<Register> const& held, std::size_t c,
+                        Register const& counter);
     /// A Multiply into a register tile, into accumulator `into` when fused (accumulator()).
     void multiply(Id op, Operation const& o, Id into = 0);
     /// The accumulator a Multiply fuses into (OperationOrder.h) when it is held with the layout
@@ -141,6 +153,10 @@ protected:
     /// The register holding value `d` at the element being computed (element `element` of
     /// `current`): a held register at the same place, or a load of a value read in place.
     Register valueAt(Id d, Held<Register> const* current, std::size_t element);
+    /// Element `k` of `value`, which load `op` reads in place, as `value`'s type; 0 where it does
+    /// not exist (its address's conditions and `where`, those of the element being computed).
+    Register readInPlace(Id op, Id value, std::map<Id, ExprPtr> const& k,
+                         std::vector<ExprPtr> const& where);
     std::vector<Id> axes(Id d) const { return flattenAxes(graph_, d); }
     static ExprPtr index(Id d) { return kiln::index(d); }
 
@@ -189,20 +205,21 @@ protected:
     virtual void allocate(Id d, Held<Register>& held) = 0;
     /// Loads (or stores) every element of held value `value` from (to) tensor `memory`.
     virtual void move(Id value, Held<Register>& held, Id memory, bool isLoad) = 0;
-    /// Element `k` of `value`, which load `op` reads in place, 0 where it does not exist (its
-    /// address's conditions and `where`, those of the element being computed).
-    virtual Register readInPlace(Id op, Id value, std::map<Id, ExprPtr> const& k,
-                                 std::vector<ExprPtr> const& where) = 0;
+    /// Element `offset` of tensor `memory` as `type`, 0 where one of `conditions` fails.
+    virtual Register loadElement(Id memory, ExprPtr const& offset,
+                                 std::vector<ExprPtr> const& conditions, DataType type) = 0;
+    /// The element of Shared `shared` at indices `k`, as `type` (a LoadShared read in place).
+    virtual Register readStagedElement(Id shared, std::map<Id, ExprPtr> const& k,
+                                       DataType type) = 0;
     /// Whether a load into a holdable `dest` is better read in place all the same.
     virtual bool streamed(Id op, Id dest) const;
     /// Index `dest` (a loop counter or another index) = `e`.
     virtual void assignIndex(Id dest, ExprPtr const& e) = 0;
     /// Element `c` of `held` = `e`.
     virtual void assignElement(Held<Register>& held, std::size_t c, ExprPtr const& e) = 0;
-    /// Each element of `held` combines one row of `source` (its last axis, `along`), read in
-    /// place through load `view`; `sourceAxes` ends with `along`, `destAxes` are the others.
-    virtual void reduceRows(Operation const& o, Held<Register>& held, Id source, Id view,
-                            std::vector<Id> const& sourceAxes, std::vector<Id> const& destAxes) = 0;
+    /// Each element of `held` combines one row of a Reduce's source (Reduction), in a loop
+    /// whose counter rowElement() reads the row's element at.
+    virtual void reduceRows(Operation const& o, Held<Register>& held, Reduction const& r) = 0;
     /// One workitem's run of a StoreShared: loaded from the tensor (zeros outside it) and
     /// written to its slots, where `run.tail` holds. `bases`: the StoreShared's shared addresses.
     virtual void stageRun(Staging const& staging, StagedRun const& run,

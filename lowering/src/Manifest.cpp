@@ -1,5 +1,6 @@
 // The interface half of a generated kernel: parameters from the graph's arguments, the launch
 // shape, the manifest JSON and the graph's hash. Shared by every target.
+#include "CodeGenerators.h"
 #include "kiln/graph/ExpressionText.h"
 #include "kiln/graph/GraphJson.h"
 #include "kiln/lowering/Codegen.h"

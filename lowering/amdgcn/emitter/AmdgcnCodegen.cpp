@@ -190,13 +190,9 @@ void AmdgcnKernelWriter::assignElement(Held& held, std::size_t c, ExprPtr const&
 }
 
 // Each element's row is read in place in a loop whose counter is uniform (an SGPR pair): one
-// scalar compare and branch per step. Floating-point rows accumulate in f64, as the PTX backend
-// does.
-void AmdgcnKernelWriter::reduceRows(Operation const& o, Held& held, Id source, Id view,
-                                    std::vector<Id> const& sourceAxes,
-                                    std::vector<Id> const& destAxes) {
-    auto const& shape = graph_.coordinates.node(source).shape;
-    DataType const accType = isFloat(held.type) ? DataType::F64 : held.type;
+// scalar compare and branch per step.
+void AmdgcnKernelWriter::reduceRows(Operation const& o, Held& held, Reduction const& r) {
+    DataType const accType = r.accumulator;
     if (accType != DataType::F64 && accType != DataType::I32 && accType != DataType::I64)
         throw UserError(fmt::format("a reduction of {} is not written yet", name(held.type)));
     BinaryOp const combine = o.combine == Combine::Sum   ? BinaryOp::Add
@@ -215,11 +211,10 @@ void AmdgcnKernelWriter::reduceRows(Operation const& o, Held& held, Id source, I
                                                     : std::numeric_limits<std::int32_t>::max())
                        : (o.combine == Combine::Max ? std::numeric_limits<std::int64_t>::min()
                                                     : std::numeric_limits<std::int64_t>::max());
-    Id const along = sourceAxes.back();
     gcn::ExpressionGenerator outside(b_, leaves());
     outside.reuse(&memo_);
-    gcn::Value const last = outside.convert(outside.generate(simplify(shape.back())),
-                                            resultType(*shape.back()), DataType::I64);
+    gcn::Value const last =
+        outside.convert(outside.generate(simplify(r.extent)), resultType(*r.extent), DataType::I64);
     std::string const w = context_.target().waveSize() == 64 ? "u64" : "u32";
     for (std::size_t c = 0; c < held.elements.size(); ++c) {
         gcn::Value const acc = context_.allocateVector(accType, wide ? 2 : 1, "an accumulator");
@@ -235,17 +230,11 @@ void AmdgcnKernelWriter::reduceRows(Operation const& o, Held& held, Id source, I
             gcn::Value const finished = gen.binary(BinaryOp::GreaterEqual, p, last, DataType::I64);
             b_.op("s_cmp_lg_" + w, {}, {finished, gcn::Value::literal(0)});
             b_.op("s_cbranch_scc1", {}, {gcn::Value::label(done)});
-            indices_[along] = p;
-            auto k = known();
-            for (std::size_t a = 0; a < destAxes.size(); ++a)
-                k[sourceAxes[a]] = held.elements[c].at(destAxes[a]);
+            memo_.swap(body); // the row's element is read with the row's memo
+            gcn::Value const element = rowElement(r, held, c, p);
             memo_.swap(body);
-            gcn::Value const element = readInPlace(view, source, k, held.elements[c].conditions);
-            memo_.swap(body);
-            indices_.erase(along);
-            DataType const sourceType = graph_.coordinates.node(source).dtype.value_or(accType);
             gcn::Value const next =
-                gen.binary(combine, acc, gen.convert(element, sourceType, accType), accType);
+                gen.binary(combine, acc, gen.convert(element, r.element, accType), accType);
             copy(acc, b_.toVector(next, accType));
         }
         b_.op("s_add_u32", {p.sub(0)}, {p.sub(0), gcn::Value::literal(1)});

@@ -27,13 +27,7 @@
 #include <array>
 #include <optional>
 
-namespace kiln::lowering {
-
-// Defined in Manifest.cpp: parameters, hash and the common fields of the manifest.
-void describeInterface(KernelGraph const& graph, CodegenOptions const& options,
-                       LaunchShape const& shape, EmittedKernel& kernel);
-
-namespace detail {
+namespace kiln::lowering::detail {
 
 namespace gcn = kiln::amdgcn;
 
@@ -68,8 +62,7 @@ private:
     void allocate(Id d, Held& held) override;
     void assignIndex(Id dest, ExprPtr const& e) override;
     void assignElement(Held& held, std::size_t c, ExprPtr const& e) override;
-    void reduceRows(Operation const& o, Held& held, Id source, Id view,
-                    std::vector<Id> const& sourceAxes, std::vector<Id> const& destAxes) override;
+    void reduceRows(Operation const& o, Held& held, Reduction const& r) override;
     // Element `c` of `held` becomes `value`; a value assigned again keeps its registers.
     void setHeld(Held& held, std::size_t c, gcn::Value const& value);
 
@@ -118,8 +111,9 @@ private:
 
     // ---- Memory (AmdgcnMemory.cpp) ------------------------------------------------------
     void move(Id value, Held& held, Id memory, bool isLoad) override;
-    gcn::Value readInPlace(Id op, Id value, std::map<Id, ExprPtr> const& k,
-                           std::vector<ExprPtr> const& where) override;
+    gcn::Value loadElement(Id memory, ExprPtr const& offset, std::vector<ExprPtr> const& conditions,
+                           DataType type) override;
+    gcn::Value readStagedElement(Id shared, std::map<Id, ExprPtr> const& k, DataType type) override;
     gcn::Value unpack(gcn::Value const& raw, std::size_t k, DataType stored);
     gcn::Value pack(std::vector<gcn::Value> const& data, DataType stored);
     // The bits of one element as memory stores them (16-bit floats narrowed from f32).
@@ -157,6 +151,4 @@ private:
     std::set<std::string> guardedCopies_; ///< unrolled loops (their labels) with a guarded copy
 };
 
-} // namespace detail
-
-} // namespace kiln::lowering
+} // namespace kiln::lowering::detail

@@ -279,21 +279,15 @@ gcn::Value AmdgcnKernelWriter::narrow(gcn::Value const& value, DataType stored) 
     return out;
 }
 
-// Element `k` of a value that the load `op` reads in place, 0 where it does not exist (the
-// conditions of its address and `where`, those of the element being computed).
-gcn::Value AmdgcnKernelWriter::readInPlace(Id op, Id value, std::map<Id, ExprPtr> const& k,
-                                           std::vector<ExprPtr> const& where) {
-    Id const memory = graph_.mapping.get(op, role::source);
-    if (graph_.control.node(op).kind == OperationKind::LoadShared)
-        throw UserError("reading shared memory in place is not written yet for AMDGCN");
-    auto solution = solveIndices(graph_, k, {memory}, facts_);
-    addUnique(solution.conditions, where);
-    DataType const type = graph_.coordinates.node(value).dtype.value_or(DataType::F32);
+// Element `offset` of a tensor, 0 in the lanes where a condition fails: the load runs with
+// exec masked to the others.
+gcn::Value AmdgcnKernelWriter::loadElement(Id memory, ExprPtr const& offset,
+                                           std::vector<ExprPtr> const& conditions, DataType type) {
     DataType const stored = storedType(memory);
     gcn::ExpressionGenerator gen(b_, leaves());
     gen.reuse(&memo_);
-    gcn::Value const at = address(gen, memory, solution.at(memory), stored);
-    std::optional<gcn::Value> const m = mask(gen, solution.conditions);
+    gcn::Value const at = address(gen, memory, offset, stored);
+    std::optional<gcn::Value> const m = mask(gen, conditions);
     std::optional<gcn::Value> saved;
     if (m)
         saved = saveExec(*m);
@@ -303,6 +297,10 @@ gcn::Value AmdgcnKernelWriter::readInPlace(Id op, Id value, std::map<Id, ExprPtr
         v = gen.select(*m, v, gcn::Value::literal(0, stored), stored);
     }
     return gen.convert(v, stored, type);
+}
+
+gcn::Value AmdgcnKernelWriter::readStagedElement(Id, std::map<Id, ExprPtr> const&, DataType) {
+    throw UserError("reading shared memory in place is not written yet for AMDGCN");
 }
 
 } // namespace detail

@@ -53,6 +53,32 @@ std::size_t placeAfter(std::size_t end, ArgumentDescriptor const& argument) {
     return (end + alignment - 1) / alignment * alignment;
 }
 
+/// Whether the loaded code's `loaded` offset agrees with ours, `shift` being how far the driver
+/// has moved parameters so far. The driver places a parameter aligned beyond 16 bytes (a tensor
+/// map) at an address aligned in its constant bank, whose base is not (0x210 on sm_90): the
+/// parameter may sit up to its alignment past our offset, and every later one moves with it.
+bool agrees(std::size_t ours, std::size_t loaded, std::size_t alignment, std::size_t& shift) {
+    std::size_t const expected = ours + shift;
+    if (alignment <= 16)
+        return loaded == expected;
+    if (loaded < expected || loaded - expected >= alignment)
+        return false;
+    shift = loaded - ours;
+    return true;
+}
+
+std::size_t alignmentOf(KernelParameter const& parameter) {
+    switch (parameter.kind) {
+    case ParameterKind::Pointer:
+        return 8;
+    case ParameterKind::TensorMap:
+        return kTensorMapAlignment;
+    case ParameterKind::Value:
+        break;
+    }
+    return parameter.size;
+}
+
 } // namespace
 
 std::string ArgumentDescriptor::cppType() const {
@@ -111,11 +137,12 @@ Status checkArguments(std::string_view kernelName, std::span<ParameterLayout con
                                         " but the launch passes " +
                                         count(arguments.size(), "argument"));
     }
-    std::size_t end = 0;
+    std::size_t end = 0, shift = 0;
     for (std::size_t i = 0; i < arguments.size(); ++i) {
         std::size_t const offset = placeAfter(end, arguments[i]);
         end = offset + arguments[i].size;
-        if (layout[i].size != arguments[i].size || layout[i].offset != offset) {
+        if (layout[i].size != arguments[i].size ||
+            !agrees(offset, layout[i].offset, arguments[i].alignment, shift)) {
             return mismatch(kernelName,
                             "parameter " + std::to_string(i) + " is " + bytes(layout[i].size) +
                                 " at offset " + std::to_string(layout[i].offset) +
@@ -133,9 +160,11 @@ Status checkManifestLayout(std::string_view kernelName, KernelManifest const& ma
                         "the manifest has " + count(manifest.parameters.size(), "parameter") +
                             " but the loaded code has " + count(layout.size(), "parameter"));
     }
+    std::size_t shift = 0;
     for (std::size_t i = 0; i < layout.size(); ++i) {
         KernelParameter const& parameter = manifest.parameters[i];
-        if (parameter.size != layout[i].size || parameter.offset != layout[i].offset) {
+        if (parameter.size != layout[i].size ||
+            !agrees(parameter.offset, layout[i].offset, alignmentOf(parameter), shift)) {
             return mismatch(kernelName, label(i, parameter) + " is " + bytes(parameter.size) +
                                             " at offset " + std::to_string(parameter.offset) +
                                             " in the manifest but " + bytes(layout[i].size) +

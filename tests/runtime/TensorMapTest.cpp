@@ -5,6 +5,7 @@
 
 #include "kiln/runtime/ArgumentCheck.h"
 #include "kiln/runtime/KernelArguments.h"
+#include "kiln/runtime/KernelAttributes.h"
 
 #include <cstdint>
 #include <gtest/gtest.h>
@@ -167,6 +168,36 @@ TEST(TensorMap, ArgumentsAreCheckedAgainstTheManifestsBoxAndSwizzle) {
     EXPECT_EQ(status.error().message(),
               "kernel 'gemm': parameter 1 'A_map' is a tensor map of A (f16 box [64, 128] "
               "swizzle 128B) but the launch passes a uint64_t (8 bytes)");
+}
+
+// What cuFuncGetParamInfo reports for kiln_tma_copy (a tensor map, a pointer, a u32) on an H100:
+// the driver aligns the tensor map in its constant bank, whose base is 16 bytes past a multiple
+// of 64, so the map sits at 48 and everything after it 48 bytes later than in the manifest.
+TEST(TensorMap, TheDriverMayPlaceATensorMapPastTheManifestsOffset) {
+    KernelManifest manifest;
+    manifest.entry = "kiln_tma_copy";
+    manifest.target = "sm_90";
+    manifest.parameters = {
+        {"map", ScalarType::F16, ParameterKind::TensorMap, 128, 0, operand().shape, "in"},
+        {"out", ScalarType::U16, ParameterKind::Pointer, 8, 128},
+        {"out_columns", ScalarType::U32, ParameterKind::Value, 4, 136}};
+    std::vector<ParameterLayout> loaded{{48, 128}, {176, 8}, {184, 4}};
+    EXPECT_TRUE(checkManifestLayout("kiln_tma_copy", manifest, loaded).ok());
+    TensorMap map;
+    map.shape = operand().shape;
+    KernelArguments arguments;
+    arguments.add(map).add(std::uint64_t{0}).add(std::uint32_t{7});
+    EXPECT_TRUE(checkArguments("kiln_tma_copy", loaded, arguments.descriptors()).ok());
+
+    // Past the alignment, or a later parameter that does not move with it, is a disagreement.
+    loaded = {{64, 128}, {192, 8}, {200, 4}};
+    EXPECT_EQ(checkManifestLayout("kiln_tma_copy", manifest, loaded).error().message(),
+              "kernel 'kiln_tma_copy': parameter 0 'map' is 128 bytes at offset 0 in the manifest "
+              "but 128 bytes at offset 64 in the loaded code");
+    loaded = {{48, 128}, {128, 8}, {184, 4}};
+    EXPECT_EQ(checkManifestLayout("kiln_tma_copy", manifest, loaded).error().message(),
+              "kernel 'kiln_tma_copy': parameter 1 'out' is 8 bytes at offset 128 in the manifest "
+              "but 8 bytes at offset 128 in the loaded code");
 }
 
 } // namespace

@@ -4,14 +4,17 @@
 // The walker decides everything that does not depend on the instruction set: the order of a
 // body's operations (loads sunk to their first reader, a Multiply fused into the accumulator it
 // feeds: OperationOrder.h), which values a workitem holds in registers and where each of their
-// elements lies (HeldElements.h), which values are read in place, a ForLoop's shape (a counted
+// elements lies (HeldElements.h), which values are read in place and where each element read
+// lies, how a held value's elements group into vector accesses, a ForLoop's shape (a counted
 // loop, a loop written out once per value of an Unroll counter, the barrier that ends a body
-// which stages shared memory), the checks and messages of every operation, and the SIMT
-// contraction of a Multiply (per K index: read the operands of the rows and columns, one fma per
-// accumulator). A target (PtxCodegen.h, AmdgcnKernelWriter.h) derives from it and writes the
-// instructions: the pure virtual functions below are its emitter interface, in the walker's
-// words. `Register` is what names a value in a register there (PTX: a register's name; AMDGCN:
-// a gcn::Value).
+// which stages shared memory), how a StoreShared deals a workgroup's tile out to its workitems
+// in runs, a Reduce's rows (the accumulator's type, each row's element), whether a Multiply's
+// accumulators and operands suit a matrix instruction (FragmentLayout.h), the checks and
+// messages of every operation, and the SIMT contraction of a Multiply (per K index: read the
+// operands of the rows and columns, one fma per accumulator). A target (PtxCodegen.h,
+// AmdgcnKernelWriter.h) derives from it and writes the instructions: the virtual functions
+// below are its emitter interface, in the walker's words. `Register` is what names a value in a
+// register there (PTX: a register's name; AMDGCN: a gcn::Value).
 #pragma once
 
 #include "Contraction.h"
@@ -200,10 +203,21 @@ protected:
                                        ExprPtr const& k) const;
 
     // ---- The emitter: what each target writes ----------------------------------------------
+    // Each function selects instructions, allocates registers and formats text for one step the
+    // walker has decided; none walks the graph or decides what to compute.
 
+    // Values in registers.
     /// Registers for the elements of `held`, which is about to hold value `d`.
     virtual void allocate(Id d, Held<Register>& held) = 0;
-    /// Loads (or stores) every element of held value `value` from (to) tensor `memory`.
+    /// Index `dest` (a loop counter or another index) = `e`.
+    virtual void assignIndex(Id dest, ExprPtr const& e) = 0;
+    /// Element `c` of `held` = `e`.
+    virtual void assignElement(Held<Register>& held, std::size_t c, ExprPtr const& e) = 0;
+
+    // Memory.
+    /// Loads (or stores) every element of held value `value` from (to) tensor `memory`:
+    /// place() and accessWidth() say where its elements lie and how they group; the target
+    /// masks the elements that do not exist its own way.
     virtual void move(Id value, Held<Register>& held, Id memory, bool isLoad) = 0;
     /// Element `offset` of tensor `memory` as `type`, 0 where one of `conditions` fails.
     virtual Register loadElement(Id memory, ExprPtr const& offset,
@@ -211,26 +225,14 @@ protected:
     /// The element of Shared `shared` at indices `k`, as `type` (a LoadShared read in place).
     virtual Register readStagedElement(Id shared, std::map<Id, ExprPtr> const& k,
                                        DataType type) = 0;
-    /// Whether a load into a holdable `dest` is better read in place all the same.
-    virtual bool streamed(Id op, Id dest) const;
-    /// Index `dest` (a loop counter or another index) = `e`.
-    virtual void assignIndex(Id dest, ExprPtr const& e) = 0;
-    /// Element `c` of `held` = `e`.
-    virtual void assignElement(Held<Register>& held, std::size_t c, ExprPtr const& e) = 0;
-    /// Each element of `held` combines one row of a Reduce's source (Reduction), in a loop
-    /// whose counter rowElement() reads the row's element at.
-    virtual void reduceRows(Operation const& o, Held<Register>& held, Reduction const& r) = 0;
     /// One workitem's run of a StoreShared: loaded from the tensor (zeros outside it) and
     /// written to its slots, where `run.tail` holds. `bases`: the StoreShared's shared addresses.
     virtual void stageRun(Staging const& staging, StagedRun const& run,
                           SharedBases<Register>& bases) = 0;
-    /// Whether a StoreShared's runs go along the local index that is contiguous in the tensor
-    /// (false: along the last local index).
-    virtual bool runsAlongContiguousAxis() const;
     virtual void barrier() = 0;
+
+    // Control flow.
     virtual void branch(Id op, Operation const& o) = 0;
-    /// A loop the target software-pipelines itself (false: it does not).
-    virtual bool pipelinedLoop(Id op, Operation const& o);
     /// A counted loop's top: its labels, and a branch to `done` where `condition` fails.
     virtual LoopLabels beginLoop(ExprPtr const& condition) = 0;
     /// The branch back to the top, and the label after the loop.
@@ -243,10 +245,16 @@ protected:
                            std::string const& done) = 0;
     virtual void endCopy(Id counter) = 0;
     virtual void endUnrolled(std::string const& done) = 0;
+
+    // Reduce and Multiply.
+    /// Each element of `held` combines one row of a Reduce's source (Reduction), in a loop
+    /// whose counter rowElement() reads the row's element at.
+    virtual void reduceRows(Operation const& o, Held<Register>& held, Reduction const& r) = 0;
     /// A Multiply's accumulators (not fused: the product's own) set to zero.
     virtual void clearAccumulators(Held<Register>& acc) = 0;
     /// A Multiply on the target's matrix units (tensor cores, warpgroups, MFMA), where the
-    /// accumulators' layout and the operands allow it; false to run it as SIMT fmas.
+    /// accumulators' layout (fragmentLayout() over the target's LaneGrid) and the operands
+    /// (stagedOperands()) allow it; false to run it as SIMT fmas.
     virtual bool multiplyOnMatrixUnits(Contraction const& c, Held<Register>& acc) = 0;
     /// A SIMT Multiply's operand elements at each of `at`, as f32, from the tile `view` makes of
     /// `operand` (shared memory, or the tensor read in place).
@@ -255,10 +263,19 @@ protected:
                                               SharedBases<Register>& bases) = 0;
     /// acc += a * b, in f32.
     virtual void fma(Register const& acc, Register const& a, Register const& b) = 0;
+
+    // What a target may decide otherwise (each has a default).
+    /// Whether a load into a holdable `dest` is better read in place all the same (false).
+    virtual bool streamed(Id op, Id dest) const;
+    /// Whether a StoreShared's runs go along the local index that is contiguous in the tensor
+    /// (false: along the last local index).
+    virtual bool runsAlongContiguousAxis() const;
+    /// A loop the target software-pipelines itself (false: it does not).
+    virtual bool pipelinedLoop(Id op, Operation const& o);
     /// After an operation's code (and each K index of a SIMT Multiply): what the target keeps
-    /// no longer (AMDGCN: the expression memo, scheduled instructions).
+    /// no longer (AMDGCN: the expression memo, scheduled instructions). Nothing by default.
     virtual void settle();
-    /// Whether this run only plans and writes no store (PtxCodegen::findWarpgroupTiles).
+    /// Whether this run only plans and writes no store (PtxCodegen::findWarpgroupTiles; false).
     virtual bool planningOnly() const;
 
     KernelGraph const& graph_;

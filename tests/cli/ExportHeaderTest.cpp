@@ -1,10 +1,11 @@
-// The header kiln export writes (ExportHeader.h), for a kernel made by hand so that it does not
-// change with code generation: compared with tests/golden/export/ (KILN_UPDATE_GOLDEN=1 rewrites
-// it; review the diff), and the manifest's "checked". export-sizes.sh compiles that golden header
-// with the calls it must take and those it must refuse.
+// The header kiln export writes (ExportHeader.h), for a kernel made by hand (ExportedGemm.h) so
+// that it does not change with code generation: compared with tests/golden/export/
+// (KILN_UPDATE_GOLDEN=1 rewrites it; review the diff), and the manifest's "checked".
+// export-sizes.sh compiles that golden header with the calls it must take and those it must refuse.
 #include "ExportHeader.h"
 
 #include "../GoldenFile.h"
+#include "ExportedGemm.h"
 #include "kiln/graph/Error.h"
 #include "kiln/graph/SourceJson.h"
 
@@ -22,33 +23,8 @@ void expectGolden(std::string const& name, std::string const& text) {
     kiln::test::expectGoldenFile("tests/golden/export/" + name, text);
 }
 
-lowering::ParameterInfo parameter(std::string name, std::string type, bool pointer,
-                                  std::size_t offset, std::string meaning) {
-    return {.name = std::move(name),
-            .type = std::move(type),
-            .pointer = pointer,
-            .size = 8,
-            .offset = offset,
-            .meaning = std::move(meaning)};
-}
-
-// A GEMM as code generation describes it: the sizes M, K, N in the manifest's order, which is
-// not alphabetical.
 lowering::EmittedKernel gemm() {
-    lowering::EmittedKernel k;
-    k.entry = "kiln_gemm";
-    k.target = "sm_90a";
-    k.code = "// the PTX of kiln_gemm\n";
-    k.parameters = {
-        parameter("A", "f16", true, 0, "tensor A"),  parameter("B", "f16", true, 8, "tensor B"),
-        parameter("D", "f16", true, 16, "tensor D"), parameter("M", "i64", false, 24, "size M"),
-        parameter("K", "i64", false, 32, "size K"),  parameter("N", "i64", false, 40, "size N")};
-    k.block[0] = 128;
-    k.grid = {"ceildiv(M, 64)", "ceildiv(N, 64)", "1"};
-    k.sharedBytes = 16384;
-    k.schedule = {{"MT_K", 32}, {"MT_M", 64}, {"MT_N", 64}};
-    k.graphHash = "0123456789abcdef";
-    return k;
+    return kiln::test::exportedGemm();
 }
 
 } // namespace

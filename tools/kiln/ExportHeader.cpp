@@ -2,60 +2,20 @@
 // by name, the grid formula as C++ and a launch function (ExportHeader.h).
 #include "ExportHeader.h"
 
+#include "ExportInterface.h"
 #include "kiln/graph/Command.h"
 #include "kiln/graph/Error.h"
-#include "kiln/graph/ExpressionText.h"
 #include "kiln/runtime/ScalarType.h"
 #include "kiln/scheduler/CheckProvenance.h"
 
 #include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <vector>
 
 namespace kiln::cli {
 
 namespace {
-
-// Grid formulas may name the kernel's size parameters and use + - * / % ceildiv min max.
-class GridNames : public NameResolver {
-public:
-    explicit GridNames(std::set<std::string> sizes)
-        : sizes_(std::move(sizes)) {}
-    ExprPtr name(std::string_view n) const override {
-        if (!sizes_.count(std::string(n)))
-            fail("the grid formula names '{}', which is not a size parameter of the kernel", n);
-        return argument(std::string(n), DataType::I64);
-    }
-
-private:
-    std::set<std::string> sizes_;
-};
-
-void checkGridExpression(Expression const& e) {
-    if (auto const* b = std::get_if<expr::Binary>(&e)) {
-        switch (b->op) {
-        case BinaryOp::Add:
-        case BinaryOp::Subtract:
-        case BinaryOp::Multiply:
-        case BinaryOp::Divide:
-        case BinaryOp::Modulo:
-        case BinaryOp::CeilDivide:
-        case BinaryOp::Min:
-        case BinaryOp::Max:
-            checkGridExpression(*b->lhs);
-            checkGridExpression(*b->rhs);
-            return;
-        default:
-            fail("the grid formula uses '{}', which the exported header cannot compute",
-                 name(b->op));
-        }
-    }
-    if (std::holds_alternative<expr::Literal>(e) || std::holds_alternative<expr::Argument>(e))
-        return;
-    fail("the grid formula '{}' cannot be computed by the exported header", toString(e));
-}
 
 std::string cppType(std::string const& manifestType) {
     auto const type = runtime::parseScalarType(manifestType);
@@ -98,7 +58,7 @@ std::string generateHeader(lowering::EmittedKernel const& kernel, HeaderOptions 
             p.pointer ? fmt::format("kiln::runtime::DevicePointer<{}>", cppType(p.type))
                       : cppType(p.type);
         types.push_back(type);
-        if (!p.pointer && p.meaning.starts_with("size ")) {
+        if (isSizeParameter(p)) {
             if (p.name == "by_name")
                 fail("the kernel's size 'by_name' has the name of the header's guard against "
                      "sizes given by position");
@@ -115,18 +75,8 @@ std::string generateHeader(lowering::EmittedKernel const& kernel, HeaderOptions 
         args.push_back(p.name);
     }
     std::vector<std::string> grid;
-    for (auto const& g : kernel.grid) {
-        ExprPtr e;
-        try {
-            e = parseExpression(g, GridNames(std::set<std::string>(sizes.begin(), sizes.end())));
-        } catch (ExpressionError const& x) {
-            fail("the grid formula '{}' does not parse: {}", g, x.message());
-        }
-        checkGridExpression(*e);
-        grid.push_back(fmt::format("static_cast<std::uint32_t>({})", toString(e)));
-    }
-    while (grid.size() < 3)
-        grid.push_back("1u");
+    for (std::string const& g : gridExpressions(kernel))
+        grid.push_back(fmt::format("static_cast<std::uint32_t>({})", g));
     std::string const manifest = exportedManifest(kernel, options.checked);
     std::string const codeDelimiter = delimiterFor(kernel.code, "kiln_code");
     std::string const manifestDelimiter = delimiterFor(manifest, "kiln_manifest");

@@ -1,0 +1,89 @@
+#!/bin/sh
+# The C ABI of kiln export (tools/kiln/ExportCapi.h) on a machine with or without a GPU: the
+# golden source compiles with -Werror under every C compiler found; a real export builds
+# libNAME.so with --shared-library, whose source also compiles with -Werror and whose header
+# compiles as C++; a C program linked against it gets the refusal of a negative size, nothing to
+# do for an empty grid, and the message of a missing CUDA driver, all without touching a GPU; a
+# compiler that fails is reported with its command.
+#   export-capi.sh KILN SOURCE_DIR OUT_DIR
+set -eu
+kiln=$1 src=$2 out=$3
+rm -rf "$out"
+mkdir -p "$out"
+strict="-std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Werror"
+mkdir -p "$out/golden"
+for cc in cc gcc clang; do
+    command -v $cc >/dev/null || continue
+    $cc $strict -O2 -fPIC -shared -o "$out/golden/libgemm-$cc.so" \
+        "$src/tests/golden/export/gemm_capi.c" -ldl -pthread
+    echo "the golden source compiles with $cc"
+done
+cp "$out/golden/libgemm-cc.so" "$out/golden/libgemm.so"
+
+"$kiln" export examples/gemm-f16.json --pipeline rules/gemm.pipeline.json --target sm_90a \
+    --params MMA=1,MT_M=128,MT_N=256,MT_K=64,WT_M=16,WT_N=0,STAGES=4 --name gemm_f16 \
+    --shared-library -o "$out/gemm"
+for cc in gcc clang; do
+    command -v $cc >/dev/null || continue
+    $cc $strict -O2 -fPIC -shared -o "$out/gemm-$cc.so" "$out/gemm/gemm_f16_capi.c" -ldl -pthread
+    echo "the exported source compiles with $cc"
+done
+printf '#include "gemm_f16_capi.h"\nint (*launch)(void*, const void*, const void*, void*, int64_t, int64_t, int64_t) = gemm_f16_launch;\n' \
+    >"$out/use.cpp"
+c++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only -I"$out/gemm" "$out/use.cpp"
+echo "the exported C header compiles as C++"
+nm -D --defined-only "$out/gemm/libgemm_f16.so" | awk '{print $3}' | grep gemm_f16_ | sort
+
+# Calls of NAME_launch (NAME given as -DNAME, its header with -include).
+cat >"$out/call.c" <<'C'
+#include <stdio.h>
+#define GLUE(name, what) name##_##what
+#define FUNCTION(name, what) GLUE(name, what)
+static void call(const char* what, void* stream, int64_t m, int64_t k, int64_t n) {
+    int code;
+    printf("%s:\n", what);
+    code = FUNCTION(NAME, launch)(stream, (void*)0xa000, (void*)0xb000, (void*)0xd000, m, k, n);
+    printf("  -> %d '%s'\n", code, FUNCTION(NAME, error)());
+}
+int main(void) {
+    call("K = -7", NULL, 1000, -7, 999);
+    call("M = 0", NULL, 0, 777, 999);
+    call("the default stream", NULL, 1000, 777, 999);
+    call("a stream", (void*)0x5000, 1000, 777, 999);
+    call("the stream again", (void*)0x5000, 1000, 777, 999);
+    call("a grid the driver refuses", (void*)0x5000, 128000, 777, 999);
+    return 0;
+}
+C
+build_call() { # NAME HEADER_FOLDER LIBRARY_FOLDER
+    cc -std=c11 -Wall -Wextra -Werror -DNAME="$1" -include "$2/$1_capi.h" -o "$out/call-$1" \
+        "$out/call.c" -L"$3" -l"$1"
+}
+build_call gemm_f16 "$out/gemm" "$out/gemm"
+echo "the exported library without a driver:"
+KILN_CUDA_DRIVER=/nonexistent/libcuda.so.1 LD_LIBRARY_PATH="$out/gemm" "$out/call-gemm_f16" \
+    | head -6
+# The golden source's library over a driver that prints its calls: what it asks is golden too.
+build_call gemm "$src/tests/golden/export" "$out/golden"
+cc -std=c11 -Wall -Wextra -Werror -fPIC -shared -o "$out/fake-libcuda.so" \
+    "$src/tests/cli/fake-libcuda.c"
+KILN_CUDA_DRIVER="$out/fake-libcuda.so" LD_LIBRARY_PATH="$out/golden" "$out/call-gemm" \
+    >"$out/calls.txt"
+diff -u "$src/tests/golden/export/gemm_capi.calls.txt" "$out/calls.txt"
+echo "the golden library asks the driver for what gemm_capi.calls.txt holds"
+
+if CC="cc -include no-such-header.h" "$kiln" export examples/gemm-f16.json --pipeline rules/gemm.pipeline.json \
+    --target sm_90a --params MMA=1,MT_M=64,MT_N=32,MT_K=16,WT_M=32 --shared-library \
+    -o "$out/refused" 2>"$out/refused.log"; then
+    echo "FAILED: a failing compiler built a library"
+    exit 1
+fi
+cat "$out/refused.log"
+if CC=no-such-cc "$kiln" export examples/gemm-f16.json --pipeline rules/gemm.pipeline.json \
+    --target sm_90a --params MMA=1,MT_M=64,MT_N=32,MT_K=16,WT_M=32 --shared-library \
+    -o "$out/refused" 2>"$out/missing.log"; then
+    echo "FAILED: a missing compiler built a library"
+    exit 1
+fi
+cat "$out/missing.log"
+echo "the C ABI builds and answers without a GPU"

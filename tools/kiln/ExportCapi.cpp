@@ -1,0 +1,528 @@
+// The C ABI of an exported kernel (ExportCapi.h): its header, and its source, which is the
+// kernel's code, the launcher over the CUDA driver (the same text for every kernel) and the
+// launch function of this kernel's arguments.
+#include "ExportCapi.h"
+
+#include "ExportInterface.h"
+#include "kiln/graph/Command.h"
+#include "kiln/graph/Error.h"
+#include "kiln/scheduler/CheckProvenance.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fmt/format.h>
+#include <vector>
+
+namespace kiln::cli {
+
+namespace {
+
+// What the launcher is for every kernel: it reads the kernel's kiln_entry, kiln_target,
+// kiln_block, kiln_shared_bytes and kiln_code, which come before it.
+constexpr char const* kLauncher =
+    R"launcher(/* ---- The launcher: the same for every exported kernel. ---- */
+
+/* The part of the CUDA driver's ABI this launcher calls, with cuda.h's values, so that no CUDA
+ * header is needed to build it. */
+typedef int CUresult;
+typedef int CUdevice;
+typedef struct CUctx_st* CUcontext;
+typedef struct CUmod_st* CUmodule;
+typedef struct CUfunc_st* CUfunction;
+typedef struct CUstream_st* CUstream;
+typedef unsigned long long CUdeviceptr;
+#define CUDA_SUCCESS 0
+#define CUDA_ERROR_INVALID_VALUE 1
+#define CUDA_ERROR_OUT_OF_MEMORY 2
+#define CUDA_ERROR_SHARED_OBJECT_INIT_FAILED 303
+#define CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
+
+struct kiln_driver {
+    CUresult (*cuInit)(unsigned flags);
+    CUresult (*cuGetErrorName)(CUresult error, const char** name);
+    CUresult (*cuGetErrorString)(CUresult error, const char** words);
+    CUresult (*cuDeviceGet)(CUdevice* device, int ordinal);
+    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext* context, CUdevice device);
+    CUresult (*cuCtxGetCurrent)(CUcontext* context);
+    CUresult (*cuCtxPushCurrent)(CUcontext context);
+    CUresult (*cuCtxPopCurrent)(CUcontext* context);
+    CUresult (*cuStreamGetCtx)(CUstream stream, CUcontext* context);
+    CUresult (*cuModuleLoadData)(CUmodule* module, const void* image);
+    CUresult (*cuModuleGetFunction)(CUfunction* function, CUmodule module, const char* name);
+    CUresult (*cuFuncSetAttribute)(CUfunction function, int attribute, int value);
+    CUresult (*cuLaunchKernel)(CUfunction function, unsigned gridX, unsigned gridY, unsigned gridZ,
+                               unsigned blockX, unsigned blockY, unsigned blockZ,
+                               unsigned sharedBytes, CUstream stream, void** arguments,
+                               void** extra);
+    CUresult (*cuCtxGetId)(CUcontext context, unsigned long long* id); /* CUDA 12.0; optional */
+};
+
+/* The entry points by the names libcuda.so exports (cuda.h's macros add the _v2). */
+static const struct {
+    const char* symbol;
+    size_t offset;
+    int optional;
+} kiln_entry_points[] = {
+    {"cuInit", offsetof(struct kiln_driver, cuInit), 0},
+    {"cuGetErrorName", offsetof(struct kiln_driver, cuGetErrorName), 0},
+    {"cuGetErrorString", offsetof(struct kiln_driver, cuGetErrorString), 0},
+    {"cuDeviceGet", offsetof(struct kiln_driver, cuDeviceGet), 0},
+    {"cuDevicePrimaryCtxRetain", offsetof(struct kiln_driver, cuDevicePrimaryCtxRetain), 0},
+    {"cuCtxGetCurrent", offsetof(struct kiln_driver, cuCtxGetCurrent), 0},
+    {"cuCtxPushCurrent_v2", offsetof(struct kiln_driver, cuCtxPushCurrent), 0},
+    {"cuCtxPopCurrent_v2", offsetof(struct kiln_driver, cuCtxPopCurrent), 0},
+    {"cuStreamGetCtx", offsetof(struct kiln_driver, cuStreamGetCtx), 0},
+    {"cuModuleLoadData", offsetof(struct kiln_driver, cuModuleLoadData), 0},
+    {"cuModuleGetFunction", offsetof(struct kiln_driver, cuModuleGetFunction), 0},
+    {"cuFuncSetAttribute", offsetof(struct kiln_driver, cuFuncSetAttribute), 0},
+    {"cuLaunchKernel", offsetof(struct kiln_driver, cuLaunchKernel), 0},
+    {"cuCtxGetId", offsetof(struct kiln_driver, cuCtxGetId), 1},
+};
+
+static struct kiln_driver kiln_cuda;
+
+/* Guards the driver's loading, the loaded kernels and the primary context. */
+static pthread_mutex_t kiln_lock = PTHREAD_MUTEX_INITIALIZER;
+static int kiln_driver_state; /* 0: not tried yet, 1: loaded, -1: failed as kiln_driver_error says */
+static CUresult kiln_driver_code;
+static char kiln_driver_error[768];
+
+/* The kernel in each context it was launched in: a module is loaded once per context. */
+#define KILN_CONTEXTS 64
+static struct {
+    CUcontext context;
+    unsigned long long id; /* the context's unique id (cuCtxGetId), so that a context made
+                              anew at a freed one's address loads the kernel again */
+    CUfunction function;
+} kiln_loaded[KILN_CONTEXTS];
+static int kiln_loaded_count;
+static CUcontext kiln_primary; /* device 0's primary context, once a call found none current */
+
+/* Why this thread's last launch failed; empty after one that succeeded. */
+static _Thread_local char kiln_message[1024];
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static CUresult
+kiln_fail(CUresult code, const char* format, ...) {
+    va_list arguments;
+    va_start(arguments, format);
+    vsnprintf(kiln_message, sizeof kiln_message, format, arguments);
+    va_end(arguments);
+    return code;
+}
+
+/* A driver call's failure: the call, the driver's name and words for the code, the kernel. */
+static CUresult kiln_driver_fail(CUresult code, const char* call, const char* detail) {
+    const char* name = NULL;
+    const char* words = NULL;
+    if (kiln_cuda.cuGetErrorName(code, &name) != CUDA_SUCCESS || !name)
+        name = "an unknown CUresult";
+    if (kiln_cuda.cuGetErrorString(code, &words) != CUDA_SUCCESS || !words)
+        words = "no description";
+    return kiln_fail(code, "%s failed for %s (%s): %s (%d: %s)%s", call, kiln_entry, kiln_target,
+                     name, code, words, detail);
+}
+
+/* Loads the driver once (kiln_lock held); a failure is kept and given again at each call. */
+static CUresult kiln_load_driver(void) {
+    if (kiln_driver_state == 0) {
+        const char* path = getenv("KILN_CUDA_DRIVER");
+        void* library;
+        size_t i;
+        CUresult code;
+        if (!path || !*path)
+            path = "libcuda.so.1";
+        kiln_driver_state = -1;
+        kiln_driver_code = CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
+        library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!library) {
+            const char* why = dlerror();
+            snprintf(kiln_driver_error, sizeof kiln_driver_error,
+                     "no CUDA driver: cannot load '%s': %s (install the NVIDIA driver, or set "
+                     "KILN_CUDA_DRIVER to the path of libcuda.so.1)",
+                     path, why ? why : "unknown error");
+            return kiln_fail(kiln_driver_code, "%s", kiln_driver_error);
+        }
+        for (i = 0; i < sizeof kiln_entry_points / sizeof kiln_entry_points[0]; ++i) {
+            void* address = dlsym(library, kiln_entry_points[i].symbol);
+            if (!address && !kiln_entry_points[i].optional) {
+                snprintf(kiln_driver_error, sizeof kiln_driver_error,
+                         "no usable CUDA driver: '%s' lacks %s (CUDA 9.2 or later is needed)",
+                         path, kiln_entry_points[i].symbol);
+                dlclose(library);
+                return kiln_fail(kiln_driver_code, "%s", kiln_driver_error);
+            }
+            memcpy((char*)&kiln_cuda + kiln_entry_points[i].offset, &address, sizeof address);
+        }
+        code = kiln_cuda.cuInit(0);
+        if (code != CUDA_SUCCESS) {
+            kiln_driver_code = code;
+            kiln_driver_fail(code, "cuInit", "");
+            snprintf(kiln_driver_error, sizeof kiln_driver_error, "%s", kiln_message);
+            return code;
+        }
+        kiln_driver_state = 1;
+    }
+    if (kiln_driver_state < 0)
+        return kiln_fail(kiln_driver_code, "%s", kiln_driver_error);
+    return CUDA_SUCCESS;
+}
+
+/* The kernel in `context`, which is current (kiln_lock held): loaded there at its first use. */
+static CUresult kiln_function(CUcontext context, CUfunction* function) {
+    unsigned long long id = 0;
+    CUmodule module;
+    CUresult code;
+    int slot = kiln_loaded_count;
+    int i;
+    if (kiln_cuda.cuCtxGetId && (code = kiln_cuda.cuCtxGetId(context, &id)) != CUDA_SUCCESS)
+        return kiln_driver_fail(code, "cuCtxGetId", "");
+    for (i = 0; i < kiln_loaded_count; ++i) {
+        if (kiln_loaded[i].context != context)
+            continue;
+        if (kiln_loaded[i].id == id) {
+            *function = kiln_loaded[i].function;
+            return CUDA_SUCCESS;
+        }
+        slot = i; /* a context gone since; this one takes its place */
+    }
+    if (slot == KILN_CONTEXTS)
+        return kiln_fail(CUDA_ERROR_OUT_OF_MEMORY,
+                         "%s is loaded in %d CUDA contexts already, the most this launcher keeps",
+                         kiln_entry, KILN_CONTEXTS);
+    if ((code = kiln_cuda.cuModuleLoadData(&module, kiln_code)) != CUDA_SUCCESS)
+        return kiln_driver_fail(code, "cuModuleLoadData", "");
+    if ((code = kiln_cuda.cuModuleGetFunction(function, module, kiln_entry)) != CUDA_SUCCESS)
+        return kiln_driver_fail(code, "cuModuleGetFunction", "");
+    /* More than 48 KB of dynamic shared memory is allowed only when asked for. */
+    if (kiln_shared_bytes > 0 &&
+        (code = kiln_cuda.cuFuncSetAttribute(*function,
+                                             CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                             (int)kiln_shared_bytes)) != CUDA_SUCCESS)
+        return kiln_driver_fail(code, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", "");
+    kiln_loaded[slot].context = context;
+    kiln_loaded[slot].id = id;
+    kiln_loaded[slot].function = *function;
+    if (slot == kiln_loaded_count)
+        ++kiln_loaded_count;
+    return CUDA_SUCCESS;
+}
+
+/* The context a launch on `stream` runs in (kiln_lock held): the stream's; for NULL,
+ * CU_STREAM_LEGACY (1) and CU_STREAM_PER_THREAD (2), the current one, else device 0's primary
+ * context (the CUDA runtime's). */
+static CUresult kiln_context(void* stream, CUcontext current, CUcontext* context) {
+    CUresult code;
+    CUdevice device;
+    if ((uintptr_t)stream > 2) {
+        if ((code = kiln_cuda.cuStreamGetCtx((CUstream)stream, context)) != CUDA_SUCCESS)
+            return kiln_driver_fail(code, "cuStreamGetCtx", " (is the stream a CUstream?)");
+        return CUDA_SUCCESS;
+    }
+    if (current) {
+        *context = current;
+        return CUDA_SUCCESS;
+    }
+    if (!kiln_primary) {
+        if ((code = kiln_cuda.cuDeviceGet(&device, 0)) != CUDA_SUCCESS)
+            return kiln_driver_fail(code, "cuDeviceGet(0)", "");
+        if ((code = kiln_cuda.cuDevicePrimaryCtxRetain(&kiln_primary, device)) != CUDA_SUCCESS)
+            return kiln_driver_fail(code, "cuDevicePrimaryCtxRetain", "");
+    }
+    *context = kiln_primary;
+    return CUDA_SUCCESS;
+}
+
+/* Enqueues the kernel on `stream` with `grid` workgroups and the kernel's arguments. */
+static CUresult kiln_launch(void* stream, const int64_t grid[3], void** arguments) {
+    CUcontext current = NULL;
+    CUcontext context = NULL;
+    CUfunction function = NULL;
+    CUresult code;
+    int pushed = 0;
+    char detail[160];
+    int axis;
+    for (axis = 0; axis < 3; ++axis)
+        if (grid[axis] > 0xffffffffLL || grid[axis] < 0)
+            return kiln_fail(CUDA_ERROR_INVALID_VALUE,
+                             "%s: the grid of %lld x %lld x %lld workgroups is not a CUDA grid",
+                             kiln_entry, (long long)grid[0], (long long)grid[1],
+                             (long long)grid[2]);
+    if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
+        return CUDA_SUCCESS; /* no workgroup: nothing to compute */
+    pthread_mutex_lock(&kiln_lock);
+    code = kiln_load_driver();
+    if (code == CUDA_SUCCESS && (code = kiln_cuda.cuCtxGetCurrent(&current)) != CUDA_SUCCESS)
+        kiln_driver_fail(code, "cuCtxGetCurrent", "");
+    if (code == CUDA_SUCCESS)
+        code = kiln_context(stream, current, &context);
+    if (code == CUDA_SUCCESS && context != current) {
+        if ((code = kiln_cuda.cuCtxPushCurrent(context)) != CUDA_SUCCESS)
+            kiln_driver_fail(code, "cuCtxPushCurrent", "");
+        pushed = code == CUDA_SUCCESS;
+    }
+    if (code == CUDA_SUCCESS)
+        code = kiln_function(context, &function);
+    pthread_mutex_unlock(&kiln_lock);
+    if (code == CUDA_SUCCESS &&
+        (code = kiln_cuda.cuLaunchKernel(function, (unsigned)grid[0], (unsigned)grid[1],
+                                         (unsigned)grid[2], kiln_block[0], kiln_block[1],
+                                         kiln_block[2], kiln_shared_bytes, (CUstream)stream,
+                                         arguments, NULL)) != CUDA_SUCCESS) {
+        snprintf(detail, sizeof detail,
+                 ", a grid of %lld x %lld x %lld workgroups of %u x %u x %u workitems and %u "
+                 "bytes of shared memory",
+                 (long long)grid[0], (long long)grid[1], (long long)grid[2], kiln_block[0],
+                 kiln_block[1], kiln_block[2], kiln_shared_bytes);
+        kiln_driver_fail(code, "cuLaunchKernel", detail);
+    }
+    if (pushed)
+        kiln_cuda.cuCtxPopCurrent(&context);
+    return code;
+}
+
+/* ---- The kernel's launch function. ---- */
+)launcher";
+
+// The C type of a value parameter; f16 and bf16 travel as their bits.
+std::string cType(std::string const& manifestType) {
+    static std::map<std::string, std::string> const types = {
+        {"i8", "int8_t"},    {"i16", "int16_t"},   {"i32", "int32_t"},  {"i64", "int64_t"},
+        {"u8", "uint8_t"},   {"u16", "uint16_t"},  {"u32", "uint32_t"}, {"u64", "uint64_t"},
+        {"f16", "uint16_t"}, {"bf16", "uint16_t"}, {"f32", "float"},    {"f64", "double"}};
+    auto const found = types.find(manifestType);
+    if (found == types.end())
+        fail("the manifest has a parameter of unknown type '{}'", manifestType);
+    return found->second;
+}
+
+// One argument of NAME_launch: its declaration and what the header says it is.
+struct Argument {
+    std::string declaration, description;
+};
+
+std::vector<Argument> launchArguments(lowering::EmittedKernel const& kernel,
+                                      CapiOptions const& options) {
+    if (lowering::targetVendor(kernel.target) != arch::Vendor::Nvidia)
+        fail("kiln export writes a C ABI for CUDA targets only; {} has none yet", kernel.target);
+    if (!isIdentifier(options.name))
+        fail("'{}' is not a C identifier; give --name", options.name);
+    std::vector<Argument> arguments;
+    for (auto const& p : kernel.parameters) {
+        if (!isIdentifier(p.name))
+            fail("the kernel parameter '{}' is not a C identifier", p.name);
+        if (p.name == "stream")
+            fail("the kernel parameter 'stream' has the name of NAME_launch's first argument");
+        if (p.pointer) {
+            auto const tensor = options.tensors.find(p.name);
+            bool const written = tensor == options.tensors.end() || tensor->second.written;
+            std::string const layout =
+                tensor == options.tensors.end() || tensor->second.layout.empty()
+                    ? ""
+                    : " " + tensor->second.layout;
+            arguments.push_back(
+                {fmt::format("{}void* {}", written ? "" : "const ", p.name),
+                 fmt::format(
+                     "device pointer to the tensor {}: {}{}{}", p.name, p.type, layout,
+                     tensor == options.tensors.end() ? "" : (written ? ", written" : ", read"))});
+            continue;
+        }
+        std::string const type = cType(p.type);
+        std::string description = p.meaning;
+        if (!isSizeParameter(p))
+            description += fmt::format(" ({}{})", p.type,
+                                       p.type == "f16" || p.type == "bf16" ? ", its 16 bits" : "");
+        arguments.push_back({fmt::format("{} {}", type, p.name), description});
+    }
+    return arguments;
+}
+
+std::string scheduleText(lowering::EmittedKernel const& kernel) {
+    std::string schedule;
+    for (auto const& [k, v] : kernel.schedule)
+        schedule += fmt::format("{}{}={}", schedule.empty() ? "" : ",", k, v);
+    return schedule.empty() ? "(defaults)" : schedule;
+}
+
+std::string signature(CapiOptions const& options, std::vector<Argument> const& arguments) {
+    std::string out = "int " + options.name + "_launch(void* stream";
+    for (auto const& a : arguments)
+        out += ", " + a.declaration;
+    return out + ")";
+}
+
+} // namespace
+
+std::string generateCapiHeader(lowering::EmittedKernel const& kernel, CapiOptions const& options) {
+    std::vector<Argument> const arguments = launchArguments(kernel, options);
+    std::array<std::string, 3> const grid = gridExpressions(kernel);
+    std::size_t width = 0;
+    for (auto const& p : kernel.parameters)
+        width = std::max(width, p.name.size());
+    std::string described;
+    for (std::size_t i = 0; i < arguments.size(); ++i)
+        described += fmt::format(" *   {:<{}}  {}\n", kernel.parameters[i].name, width,
+                                 arguments[i].description);
+    std::string guard = "KILN_EXPORT_" + options.name + "_CAPI_H";
+    for (char& c : guard)
+        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return fmt::format(
+        R"(/* {name}_capi.h: generated by `kiln export`; do not edit, export again.
+ *
+ * A C ABI for the kernel {entry} for {target}, schedule {schedule}{origin}.
+ * Checked: {checked}.{uncheckedNote}
+ *
+ * Build the library from {name}_capi.c (`kiln export --shared-library` does):
+ *   cc -std=c11 -O2 -fPIC -shared -o lib{name}.so {name}_capi.c -ldl -pthread
+ * It needs neither Kiln nor the CUDA toolkit: the CUDA driver (libcuda.so.1, or the library
+ * $KILN_CUDA_DRIVER names) is loaded by the first launch.
+ */
+#ifndef {guard}
+#define {guard}
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {{
+#endif
+
+/* Enqueues {entry} on `stream`, a CUstream, in the stream's context (for NULL, the legacy
+ * default stream, and CU_STREAM_PER_THREAD: the current context, or device 0's primary context
+ * when none is current), with ({gx}) x ({gy}) x ({gz}) workgroups of
+ * {bx} x {by} x {bz} workitems and {shared} bytes of dynamic shared memory. The arguments, in the
+ * manifest's order:
+{described} * Returns 0 when the kernel was enqueued, or when the grid has no workgroup (nothing to
+ * compute); otherwise a CUresult, and {name}_error() says why: CUDA_ERROR_INVALID_VALUE (1)
+ * for a negative size, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED (303) when the CUDA driver cannot be
+ * loaded, or the driver's code. A failure of the kernel itself shows where the stream is
+ * synchronized. Thread-safe; the kernel is loaded once into each context it runs in, and stays. */
+{signature};
+
+/* Why this thread's last call of {name}_launch failed; "" when it succeeded. */
+const char* {name}_error(void);
+
+#ifdef __cplusplus
+}}
+#endif
+
+#endif
+)",
+        fmt::arg("name", options.name), fmt::arg("entry", kernel.entry),
+        fmt::arg("target", kernel.target), fmt::arg("schedule", scheduleText(kernel)),
+        fmt::arg("origin", options.origin.empty() ? "" : " (" + options.origin + ")"),
+        fmt::arg("checked", options.checked),
+        fmt::arg("uncheckedNote",
+                 scheduler::wasChecked(options.checked)
+                     ? ""
+                     : "\n * No run compared this kernel's results with a reference before it "
+                       "was exported:\n * check them in your application (or with kiln run) "
+                       "before relying on them."),
+        fmt::arg("guard", guard), fmt::arg("gx", grid[0]), fmt::arg("gy", grid[1]),
+        fmt::arg("gz", grid[2]), fmt::arg("bx", kernel.block[0]), fmt::arg("by", kernel.block[1]),
+        fmt::arg("bz", kernel.block[2]), fmt::arg("shared", kernel.sharedBytes),
+        fmt::arg("described", described), fmt::arg("signature", signature(options, arguments)));
+}
+
+std::string generateCapiSource(lowering::EmittedKernel const& kernel, CapiOptions const& options) {
+    std::vector<Argument> const arguments = launchArguments(kernel, options);
+    std::array<std::string, 3> const grid = gridExpressions(kernel);
+
+    // The cubin, or the PTX, as bytes and a NUL (cuModuleLoadData reads PTX up to it).
+    std::string const& code = options.cubin ? *options.cubin : kernel.code;
+    std::string bytes;
+    for (std::size_t i = 0; i <= code.size(); ++i)
+        bytes += fmt::format("{}0x{:02x},", i % 16 == 0 ? "\n    " : " ",
+                             i < code.size() ? static_cast<unsigned char>(code[i]) : 0);
+
+    // The functions the grid formula calls (clang warns of an unused one, even inline).
+    std::string functions;
+    std::string const formula = fmt::format("{}", fmt::join(grid, " "));
+    for (auto const& [function, definition] :
+         {std::pair{"ceildiv", "a / b + ((a % b != 0) && ((a < 0) == (b < 0)) ? 1 : 0)"},
+          std::pair{"min", "a < b ? a : b"}, std::pair{"max", "a < b ? b : a"}})
+        if (formula.find(std::string(function) + "(") != std::string::npos)
+            functions += fmt::format("static int64_t {}(int64_t a, int64_t b) {{ return {}; }}\n",
+                                     function, definition);
+
+    // The sizes are checked, the pointers passed as CUdeviceptr, every value as it is.
+    std::string checks, pointers, addresses;
+    for (auto const& p : kernel.parameters) {
+        if (isSizeParameter(p) && p.type.starts_with("i"))
+            checks += fmt::format(
+                "    if ({0} < 0)\n"
+                "        return kiln_fail(CUDA_ERROR_INVALID_VALUE, \"{1}_launch: size {0} is "
+                "%lld; a size is 0 or more\",\n"
+                "                         (long long){0});\n",
+                p.name, options.name);
+        if (p.pointer) {
+            pointers += fmt::format("        CUdeviceptr kiln_{0} = (CUdeviceptr)(uintptr_t){0};\n",
+                                    p.name);
+            addresses += fmt::format("{}&kiln_{}", addresses.empty() ? "" : ", ", p.name);
+        } else {
+            addresses += fmt::format("{}&{}", addresses.empty() ? "" : ", ", p.name);
+        }
+    }
+
+    return fmt::format(
+        R"(/* {name}_capi.c: generated by `kiln export`; do not edit, export again.
+ *
+ * The kernel {entry} for {target}, schedule {schedule},
+ * and the C ABI that launches it through the CUDA driver, loaded at run time: {name}_capi.h
+ * declares it and says how to build it.
+ */
+#include "{name}_capi.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- The kernel. ---- */
+
+static const char kiln_entry[] = "{entry}";
+static const char kiln_target[] = "{target}";
+static const unsigned kiln_block[3] = {{{bx}u, {by}u, {bz}u}};
+static const unsigned kiln_shared_bytes = {shared}u; /* dynamic shared memory per workgroup */
+/* {codeNote},
+ * and a NUL. */
+static const unsigned char kiln_code[] = {{{bytes}
+}};
+
+{launcher}
+{functions}
+{signature} {{
+    kiln_message[0] = '\0';
+{checks}    {{
+        const int64_t kiln_grid[3] = {{{gx}, {gy}, {gz}}};
+{pointers}        void* kiln_arguments[] = {{{addresses}}};
+        return kiln_launch(stream, kiln_grid, kiln_arguments);
+    }}
+}}
+
+const char* {name}_error(void) {{ return kiln_message; }}
+)",
+        fmt::arg("name", options.name), fmt::arg("entry", kernel.entry),
+        fmt::arg("target", kernel.target), fmt::arg("schedule", scheduleText(kernel)),
+        fmt::arg("bx", kernel.block[0]), fmt::arg("by", kernel.block[1]),
+        fmt::arg("bz", kernel.block[2]), fmt::arg("shared", kernel.sharedBytes),
+        fmt::arg("codeNote",
+                 options.cubin
+                     ? fmt::format("The cubin ptxas made for {} ({} bytes; the PTX is beside "
+                                   "this file)",
+                                   kernel.target, code.size())
+                     : fmt::format("The PTX ({} bytes), which the driver compiles for the "
+                                   "device when the kernel is first loaded",
+                                   code.size())),
+        fmt::arg("bytes", bytes), fmt::arg("launcher", kLauncher), fmt::arg("functions", functions),
+        fmt::arg("signature", signature(options, arguments)), fmt::arg("checks", checks),
+        fmt::arg("gx", grid[0]), fmt::arg("gy", grid[1]), fmt::arg("gz", grid[2]),
+        fmt::arg("pointers", pointers), fmt::arg("addresses", addresses));
+}
+
+} // namespace kiln::cli

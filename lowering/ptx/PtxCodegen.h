@@ -7,11 +7,9 @@
 
 #include "KernelWalker.h"
 #include "kiln/arch-db/ArchLibrary.h"
-#include "kiln/graph/Distribution.h"
 #include "kiln/graph/ExpressionText.h"
 #include "kiln/graph/Simplify.h"
 #include "kiln/graph/Translate.h"
-#include "kiln/graph/UnrolledLoop.h"
 #include "kiln/lowering/Codegen.h"
 #include "kiln/lowering/HeldElements.h"
 #include "kiln/lowering/IndexExpressions.h"

@@ -223,7 +223,6 @@ void PtxCodegen::move(Id value, Held& held, Id memory, bool isLoad) {
 void PtxCodegen::vector(Held& held, std::size_t start, std::size_t width, DataType stored,
                         std::string const& address, bool isLoad, std::string_view space,
                         std::string const& guard) {
-    int const bytes = sizeInBytes(stored);
     bool const half = isHalf(stored);
     std::size_t const lanes = half ? width / 2 : width;
     PtxType const laneType = half ? PtxType::B32 : registerType(stored);
@@ -240,7 +239,6 @@ void PtxCodegen::vector(Held& held, std::size_t start, std::size_t width, DataTy
     std::string const op =
         fmt::format("{}{}{}{}", isLoad ? "ld" : "st", space,
                     lanes > 1 ? fmt::format(".v{}", lanes) : std::string(), laneName);
-    (void)bytes;
     if (isLoad) {
         writer_.instruction(fmt::format("{}{} {}, [{}]", guard.empty() ? "" : "@" + guard + " ", op,
                                         list, address));

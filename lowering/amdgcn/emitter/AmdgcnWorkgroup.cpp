@@ -17,11 +17,7 @@
 //   one v_fma_f32 per accumulator; or, where the accumulators are laid out as MFMA fragments,
 //   on the matrix cores (AmdgcnMatrixCores.cpp).
 #include "AmdgcnKernelWriter.h"
-#include "Contraction.h"
-#include "OperationOrder.h"
-#include "kiln/graph/Distribution.h"
 #include "kiln/graph/Simplify.h"
-#include "kiln/graph/UnrolledLoop.h"
 
 #include <algorithm>
 #include <fmt/format.h>

@@ -59,23 +59,16 @@ void PtxCodegen::prologue(EmittedKernel const& kernel) {
         writer_.bindArgument(p.name, r);
     }
     layOutShared();
-    static constexpr char const* axes[] = {"x", "y", "z"};
-    for (int a = 0; a < 3; ++a) {
-        for (bool group : {true, false}) {
-            auto const& d = group ? shape_.workgroups[a] : shape_.workitems[a];
-            if (!d)
-                continue;
-            std::string const r32 = writer_.newRegister(PtxType::B32),
-                              r = writer_.newRegister(PtxType::S64);
-            writer_.instruction(
-                fmt::format("mov.u32 {}, %{}.{}", r32, group ? "ctaid" : "tid", axes[a]));
-            writer_.instruction(fmt::format("cvt.u64.u32 {}, {}", r, r32));
-            indices_[*d] = r;
-            if (auto const& size = graph_.coordinates.node(*d).size;
-                size && literalInt(simplify(size)) == std::int64_t{1})
-                units_.insert(*d);
-        }
-    }
+    bindHardwareIndices();
+}
+
+std::string PtxCodegen::hardwareIndex(bool workgroup, int axis) {
+    std::string const r32 = writer_.newRegister(PtxType::B32),
+                      r = writer_.newRegister(PtxType::S64);
+    writer_.instruction(
+        fmt::format("mov.u32 {}, %{}.{}", r32, workgroup ? "ctaid" : "tid", "xyz"[axis]));
+    writer_.instruction(fmt::format("cvt.u64.u32 {}, {}", r, r32));
+    return r;
 }
 
 std::string PtxCodegen::text(EmittedKernel const& kernel) const {

@@ -80,6 +80,8 @@ private:
                    std::string const& done) override;
     void endCopy(Id counter) override;
     void endUnrolled(std::string const& done) override;
+    std::string hardwareIndex(bool workgroup, int axis) override;
+    bool unitIndicesAreZero() const override { return true; }
     void allocate(Id d, Held& held) override;
     void assignIndex(Id dest, ExprPtr const& e) override;
     void assignElement(Held& held, std::size_t c, ExprPtr const& e) override;

@@ -382,6 +382,22 @@ void KernelWalker<Register>::multiply(Id op, Operation const& o, Id into) {
 }
 
 template <class Register>
+void KernelWalker<Register>::bindHardwareIndices() {
+    for (int a = 0; a < 3; ++a) {
+        for (bool workgroup : {true, false}) {
+            auto const& d = workgroup ? shape_.workgroups[static_cast<std::size_t>(a)]
+                                      : shape_.workitems[static_cast<std::size_t>(a)];
+            if (!d)
+                continue;
+            indices_.insert_or_assign(*d, hardwareIndex(workgroup, a));
+            if (auto const& size = graph_.coordinates.node(*d).size;
+                unitIndicesAreZero() && size && literalInt(simplify(size)) == std::int64_t{1})
+                units_.insert(*d);
+        }
+    }
+}
+
+template <class Register>
 bool KernelWalker<Register>::holdable(Id d) const {
     if (shape_.workgroupSize() > 1 && !distributionOf(graph_, d).overWorkitems)
         return false;
@@ -576,6 +592,11 @@ std::optional<ExprPtr> KernelWalker<Register>::stagedIndex(Id shared, Id along,
 
 template <class Register>
 bool KernelWalker<Register>::streamed(Id, Id) const {
+    return false;
+}
+
+template <class Register>
+bool KernelWalker<Register>::unitIndicesAreZero() const {
     return false;
 }
 

@@ -139,6 +139,11 @@ protected:
     /// the product would have; else 0.
     Id accumulator(Id op, Id next);
 
+    /// Every hardware index of the launch shape (per axis x, y, z: the workgroup's, then the
+    /// workitem's) in the register hardwareIndex() gives it; one of size 1 is known as 0
+    /// (known()) where the target says so (unitIndicesAreZero()).
+    void bindHardwareIndices();
+
     // ---- Held values and views ------------------------------------------------------------
 
     /// Whether a workitem can hold `d` in registers: distributed over the grid with local
@@ -207,6 +212,9 @@ protected:
     // walker has decided; none walks the graph or decides what to compute.
 
     // Values in registers.
+    /// The register holding the workgroup's (`workgroup`) or the workitem's index along `axis`,
+    /// as an i64.
+    virtual Register hardwareIndex(bool workgroup, int axis) = 0;
     /// Registers for the elements of `held`, which is about to hold value `d`.
     virtual void allocate(Id d, Held<Register>& held) = 0;
     /// Index `dest` (a loop counter or another index) = `e`.
@@ -267,6 +275,9 @@ protected:
     // What a target may decide otherwise (each has a default).
     /// Whether a load into a holdable `dest` is better read in place all the same (false).
     virtual bool streamed(Id op, Id dest) const;
+    /// Whether a hardware index of size 1 is the literal 0 in index expressions (false: its
+    /// register is read).
+    virtual bool unitIndicesAreZero() const;
     /// Whether a StoreShared's runs go along the local index that is contiguous in the tensor
     /// (false: along the last local index).
     virtual bool runsAlongContiguousAxis() const;

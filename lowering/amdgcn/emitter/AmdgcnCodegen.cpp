@@ -78,28 +78,28 @@ void AmdgcnKernelWriter::flush() {
 }
 
 // Arguments first, in one stream so that their scalar loads overlap; then every hardware index
-// as an i64 (the type of index expressions): workgroup ids in SGPR pairs, workitem ids in VGPR
-// pairs.
+// as an i64 (the type of index expressions).
 void AmdgcnKernelWriter::prologue() {
     entry_ = asm_.prologue();
     arguments_.emplace(context_, entry_.kernarg, spec_.arguments);
     arguments_->loadAll(out_);
-    for (std::size_t a = 0; a < 3; ++a) {
-        if (auto const& d = shape_.workgroups[a]) {
-            gcn::Value const id = context_.allocateScalar(DataType::I64, 2, "a workgroup id");
-            b_.op("s_mov_b32", {id.sub(0)}, {*entry_.workgroupId[a]});
-            b_.op("s_mov_b32", {id.sub(1)}, {gcn::Value::literal(0)});
-            indices_.emplace(*d, id);
-        }
-        if (auto const& d = shape_.workitems[a]) {
-            gcn::Value const lane = asm_.workitemId(static_cast<int>(a), out_);
-            gcn::Value const id = context_.allocateVector(DataType::I64, 2, "a workitem id");
-            b_.op("v_mov_b32", {id.sub(0)}, {lane});
-            b_.op("v_mov_b32", {id.sub(1)}, {gcn::Value::literal(0)});
-            indices_.emplace(*d, id);
-        }
-    }
+    bindHardwareIndices();
     flush();
+}
+
+// Workgroup ids in SGPR pairs, workitem ids in VGPR pairs.
+gcn::Value AmdgcnKernelWriter::hardwareIndex(bool workgroup, int axis) {
+    if (workgroup) {
+        gcn::Value const id = context_.allocateScalar(DataType::I64, 2, "a workgroup id");
+        b_.op("s_mov_b32", {id.sub(0)}, {*entry_.workgroupId[static_cast<std::size_t>(axis)]});
+        b_.op("s_mov_b32", {id.sub(1)}, {gcn::Value::literal(0)});
+        return id;
+    }
+    gcn::Value const lane = asm_.workitemId(axis, out_);
+    gcn::Value const id = context_.allocateVector(DataType::I64, 2, "a workitem id");
+    b_.op("v_mov_b32", {id.sub(0)}, {lane});
+    b_.op("v_mov_b32", {id.sub(1)}, {gcn::Value::literal(0)});
+    return id;
 }
 
 // What an operation computed stays in registers while the memo names it, and instructions

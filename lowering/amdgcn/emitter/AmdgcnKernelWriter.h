@@ -59,6 +59,7 @@ private:
     void settle() override;
     void branch(Id op, Operation const& o) override;
     void barrier() override;
+    gcn::Value hardwareIndex(bool workgroup, int axis) override;
     void allocate(Id d, Held& held) override;
     void assignIndex(Id dest, ExprPtr const& e) override;
     void assignElement(Held& held, std::size_t c, ExprPtr const& e) override;

@@ -339,6 +339,20 @@ bool IndexFacts::impliedBy(ExprPtr const& condition, std::vector<ExprPtr> const&
     auto const cond = lessThan(condition);
     if (!cond)
         return false;
+    // x / s < m from y < m * s where y >= x, for x >= 0 (and s > 0, wherever x / s is defined):
+    // x / s <= y / s < m. A row of a flattened index is inside when the flattened index is.
+    if (auto const* q = std::get_if<expr::Binary>(cond->first.get());
+        q && q->op == BinaryOp::Divide && nonNegative(q->lhs) && nonNegative(q->rhs)) {
+        for (auto const& o : others) {
+            auto const l = lessThan(o);
+            auto const past = l ? difference(l->first, q->lhs) : std::nullopt;
+            if (!past || *past < 0)
+                continue;
+            for (auto const& [m, s] : factorings(l->second))
+                if (equal(m, cond->second) && equal(s, q->rhs))
+                    return true;
+        }
+    }
     auto const* sum = std::get_if<expr::Binary>(cond->first.get());
     if (!sum || sum->op != BinaryOp::Add)
         return false;

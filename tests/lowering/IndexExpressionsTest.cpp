@@ -92,6 +92,27 @@ TEST(IndexFacts, RangesDivisorsAndDifferences) {
     EXPECT_EQ(lowering::IndexFacts::difference(lane + literal(1), index(t.wg)), std::nullopt);
 }
 
+// An element-wise kernel reads a flattened M x N tensor at x = 8 * workitem + k: its row x / N is
+// inside when x is, so the tail checks need no 64-bit division (the fused bias + GELU chain had
+// eight per workitem).
+TEST(IndexFacts, TheRowOfAFlattenedIndexIsInsideWhenTheIndexIs) {
+    TiledRows t;
+    lowering::IndexFacts const facts(t.graph);
+    auto const M = argument("M", DataType::I64), N = argument("N", DataType::I64);
+    auto const x = (index(t.wg) * literal(64) + index(t.wi)) * literal(8);
+    auto const less = [](ExprPtr a, ExprPtr b) { return binary(BinaryOp::Less, a, b); };
+    auto const last = less(x + literal(7), M * N);
+    EXPECT_TRUE(facts.impliedBy(less(x / N, M), {last}));
+    EXPECT_TRUE(facts.impliedBy(less((x + literal(3)) / N, M), {last}));
+    EXPECT_TRUE(facts.impliedBy(less(x / N, M), {less(x, N * M)})); // either order of factors
+    EXPECT_TRUE(facts.impliedBy(less(x / M, N), {last}));           // columns of an N x M view
+    // Past the last element checked, or a bound that is not the rows times the divisor: kept.
+    EXPECT_FALSE(facts.impliedBy(less((x + literal(8)) / N, M), {last}));
+    EXPECT_FALSE(facts.impliedBy(less(x / N, M), {less(x, M * M)}));
+    EXPECT_FALSE(facts.impliedBy(less(x / N, N), {last}));
+    EXPECT_FALSE(facts.impliedBy(less(x / N, M), {}));
+}
+
 TEST(IndexFacts, ATileIndexSplitAndPutBackTogetherCancels) {
     TiledRows t;
     auto const w = index(t.wi) * literal(8);

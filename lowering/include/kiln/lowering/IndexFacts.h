@@ -50,7 +50,8 @@ public:
     /// `x + b < n` only the larger left side stays (of `x + a >= 0` and `x + b >= 0` the smaller).
     static std::vector<ExprPtr> strongest(std::vector<ExprPtr> const& conditions);
     /// Whether `condition` follows from `others` (each of them holding): a flattened index
-    /// `a * s + b < m * s` is inside when its parts are, `a < m` and `b < s`.
+    /// `a * s + b < m * s` is inside when its parts are, `a < m` and `b < s`; the row `x / s < m`
+    /// of a flattened index is inside when the index is, `x + d < m * s` with d >= 0.
     bool impliedBy(ExprPtr const& condition, std::vector<ExprPtr> const& others) const;
     /// Whether `0 <= e` holds for every launch.
     bool nonNegative(ExprPtr const& e) const;

@@ -9,6 +9,9 @@ packages=(
     libcli11-dev libfmt-dev
     clang libclang-rt-dev clang-format
     llvm-16 llvm-16-dev liblld-16-dev libamd-comgr-dev
+    # kiln tune over the ranks of mpirun or srun (docs/tuning.md); the same names on Debian 12
+    # and Ubuntu 24.04. Optional: without them CMake leaves the MPI layer out.
+    libopenmpi-dev openmpi-bin
 )
 
 # Debian 12 names the sanitizer/fuzzer runtime after the clang version.

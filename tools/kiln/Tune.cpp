@@ -5,10 +5,12 @@
 // (cost model) or measures them (a worker process per device), and every result goes to the
 // tuning database at once; a sweep started again over the same database resumes. At the end:
 // DIR/TARGET/report.txt (table) and DIR/TARGET/sweep.svg (plot), and where candidates were
-// emitted, the winner exported to DIR/TARGET/export/ (Export.h).
+// emitted, the winner exported to DIR/TARGET/export/ (Export.h). Under mpirun or srun the ranks
+// run one sweep together (TuneMpi.h): rank 0 sweeps and records, every rank evaluates.
 #include "Export.h"
 #include "Output.h"
 #include "Problem.h"
+#include "TuneMpi.h"
 #include "Tuning.h"
 #include "kiln/arch-db/ArchLibrary.h"
 #include "kiln/graph/CommandJson.h"
@@ -49,7 +51,7 @@ void addTune(CLI::App& app) {
         std::vector<std::string> targets, sizes;
         std::uint64_t seed = 1;
         std::size_t budget = 0, topK = 0, batch = 0;
-        double seconds = 0, compileTimeout = 120, measureTimeout = 60;
+        double seconds = 0, compileTimeout = 120, measureTimeout = 60, rankTimeout = 30;
         unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
         int workers = 1, warmup = 2, repetitions = 10, maxRepetitions = 200;
         double precision = 0.01, measureSeconds = 1;
@@ -123,6 +125,11 @@ void addTune(CLI::App& app) {
                     "Most seconds of timed runs per candidate")
         ->capture_default_str()
         ->check(CLI::Range(0.001, 1e6));
+    sub->add_option("--rank-timeout", o->rankTimeout,
+                    "Under mpirun or srun: seconds without a heartbeat after which a rank is "
+                    "lost (its candidates are dealt again) or, for rank 0, the job ends")
+        ->capture_default_str()
+        ->check(CLI::Range(1.0, 1e6));
     sub->add_flag("-q,--quiet", o->quiet, "No progress display");
     sub->add_flag("--specialize", o->specialize,
                   "Compile each candidate for the problem's sizes only (docs/codegen.md: half "
@@ -156,7 +163,18 @@ void addTune(CLI::App& app) {
         if (o->repetitions < 1 || o->maxRepetitions < o->repetitions)
             fail("--repetitions {} must be at least 1 and at most --max-repetitions {}",
                  o->repetitions, o->maxRepetitions);
-        std::size_t const batch = o->batch > 0 ? o->batch : std::max<std::size_t>(8, 2 * o->jobs);
+        // Under mpirun or srun, this rank's part; null on one host. A rank is lost when silent
+        // for --rank-timeout, or when a candidate of its stays out longer than all it holds
+        // could take (their compiles and measurements one after another, and a worker's start).
+        std::size_t const mostSlots = 2 * std::max<std::size_t>({o->jobs, std::size_t(o->workers)});
+        auto const ranks = joinMpiJob(
+            {.silentSeconds = o->rankTimeout,
+             .candidateSeconds = double(mostSlots) * (o->compileTimeout + o->measureTimeout) + 60 +
+                                 o->rankTimeout});
+        bool const leader = !ranks || ranks->rank() == 0;
+        std::size_t const batch = o->batch > 0 ? o->batch
+                                               : std::max<std::size_t>(8, 2 * o->jobs) *
+                                                     std::size_t(ranks ? ranks->size() : 1);
         std::size_t const topK = o->topK > 0 ? o->topK : std::max<std::size_t>(8, o->jobs);
         auto const sizes = problemOf(command, o->sizes);
         scheduler::Problem const problem = scheduler::problemOf(command, sizes);
@@ -172,6 +190,7 @@ void addTune(CLI::App& app) {
         // visible) of the same model as the first, so that one database key names one model.
         std::vector<int> gpuOrdinals;
         int gpus = 0;
+        std::string idle; // why this rank evaluates nothing, where it does not
         if (evaluatorName == "cuda" || evaluatorName == "auto") {
             auto platform = runtime::loadPlatform("cuda");
             if (platform.ok() && platform.value()->deviceCount() > 0) {
@@ -192,6 +211,16 @@ void addTune(CLI::App& app) {
                                        "{} devices only\n",
                                        d, other.value()->description().name, gpuName);
                     }
+                    // Under MPI, the GPUs of this host are shared out among its ranks.
+                    if (ranks && !gpuOrdinals.empty()) {
+                        auto mine = ranks->devicesOfThisRank(gpuOrdinals);
+                        if (mine.empty())
+                            idle = fmt::format("no GPU of its own ({} GPU(s) for more ranks on "
+                                               "this host)",
+                                               gpuOrdinals.size());
+                        else
+                            gpuOrdinals = std::move(mine);
+                    }
                     gpus = static_cast<int>(gpuOrdinals.size());
                 }
             }
@@ -209,12 +238,23 @@ void addTune(CLI::App& app) {
             targets.push_back(arch::ArchLibrary::instance().defaultTarget());
         std::string const self = selfExecutable();
         std::string const dbPath = o->db.empty() ? o->output + "/tuning.jsonl" : o->db;
-        scheduler::TuningDatabase database(dbPath);
-        for (auto const& p : database.problems())
-            fmt::print(stderr, "{}:{}: warning: skipped: {}\n", dbPath, p.line, p.message);
+        // Rank 0 alone reads and writes the database.
+        std::unique_ptr<scheduler::TuningDatabase> database;
+        if (leader) {
+            database = std::make_unique<scheduler::TuningDatabase>(dbPath);
+            for (auto const& p : database->problems())
+                fmt::print(stderr, "{}:{}: warning: skipped: {}\n", dbPath, p.line, p.message);
+        }
         bool const haveAssembler = runtime::findPtxas().ok();
 
+        bool stopped = false; // by rank 0, on another rank
         for (auto const& target : targets) {
+            if (!leader && !idle.empty()) {
+                stopped = !ranks->serve(nullptr, idle, {}, 0);
+                if (stopped)
+                    break;
+                continue;
+            }
             rules::ArchFacts const facts = rules::archFacts(target);
             arch::Arch const& arch = arch::ArchLibrary::get(target);
             scheduler::Solver const solver(space, facts);
@@ -247,6 +287,9 @@ void addTune(CLI::App& app) {
                                  (nvidia ? haveAssembler : runtime::assemblerFor(target).ok())}}};
 
             std::string const outDir = o->output + "/" + target;
+            // Each rank compiles into a folder of its own: ranks may share a file system.
+            std::string const candidates =
+                outDir + "/candidates" + (leader ? "" : fmt::format("/rank-{}", ranks->rank()));
             std::unique_ptr<scheduler::Evaluator> evaluator;
             std::string gpu = "none";
             if (evaluatorName == "cuda" && compile != "emit")
@@ -256,7 +299,7 @@ void addTune(CLI::App& app) {
                 if (compile != "none")
                     withCompile = compileOptions;
                 evaluator = std::make_unique<scheduler::ModelEvaluator>(
-                    problem, arch, withCompile, outDir + "/candidates",
+                    problem, arch, withCompile, candidates,
                     compile == "lower" ? "lowered"
                     : tryEmit          ? "emitted-if-possible"
                                        : "emitted",
@@ -284,8 +327,7 @@ void addTune(CLI::App& app) {
                     for (int w = 0; w < std::max(o->workers, 1); ++w)
                         m.devices.push_back(w);
                 gpu = cuda ? gpuName : "cpu (reference interpreter)";
-                evaluator =
-                    std::make_unique<scheduler::MeasuredEvaluator>(m, outDir + "/candidates");
+                evaluator = std::make_unique<scheduler::MeasuredEvaluator>(m, candidates);
             }
             scheduler::TuningKey const key{problem.canonical(),
                                            problem.summary(),
@@ -295,6 +337,19 @@ void addTune(CLI::App& app) {
                                            KILN_VERSION,
                                            scheduler::pipelineHash(pipelineFile),
                                            evaluator->name()};
+            // Candidates a rank evaluates at once: twice what it compiles or measures at once.
+            std::size_t const slots =
+                2 * std::max<std::size_t>(
+                        {o->jobs, gpuOrdinals.size(),
+                         evaluatorName == "interpreter" ? std::size_t(o->workers) : 1});
+            if (!leader) {
+                stopped = !ranks->serve(evaluator.get(), "", key, slots);
+                if (stopped)
+                    break;
+                continue;
+            }
+            if (ranks)
+                evaluator = ranks->spread(std::move(evaluator), key, slots);
 
             scheduler::StrategyOptions strategyOptions{.name = o->strategy,
                                                        .seed = o->seed,
@@ -314,13 +369,14 @@ void addTune(CLI::App& app) {
                 .budget = {o->budget, o->seconds}, .batch = batch, .progress = {}};
             if (!o->quiet)
                 sweepOptions.progress = [&](scheduler::SweepProgress const& p) { printer(p); };
-            fmt::print("tuning {} for {} with the {} evaluator{}, {} strategy (key {})\n",
+            fmt::print("tuning {} for {} with the {} evaluator{}{}, {} strategy (key {})\n",
                        problem.summary(), target, evaluator->name(),
                        evaluatorName == "cuda" ? fmt::format(" on {} x {}", gpus, gpuName) : "",
+                       ranks ? fmt::format(", dealing to {} MPI ranks", ranks->size()) : "",
                        o->strategy, key.hash());
             std::fflush(stdout);
             scheduler::SweepResult const result =
-                scheduler::runSweep(solver, *strategy, *evaluator, database, key, sweepOptions);
+                scheduler::runSweep(solver, *strategy, *evaluator, *database, key, sweepOptions);
             printer.finish();
 
             std::string const table = scheduler::reportTable(result, solver);
@@ -363,6 +419,10 @@ void addTune(CLI::App& app) {
             fmt::print("exported the winner: {}, {}, {}{}\n", files.code, files.manifest,
                        files.header, files.binary.empty() ? "" : ", " + files.binary);
         }
+        // A rank that has served all its targets waits for rank 0 to end the job.
+        if (!leader && !stopped)
+            while (ranks->serve(nullptr, "it has no more targets", {}, 0)) {
+            }
     });
 }
 

@@ -1,11 +1,17 @@
+// Ptxas.cpp: finding ptxas and running it on PTX text, for the cubin and its resource use.
 #include "kiln/runtime/Ptxas.h"
 
+#include <array>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <spawn.h>
 #include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -82,18 +88,31 @@ Expected<PtxasResult> assemblePtx(std::string const& ptx, std::string const& tar
         if (!out)
             return Error(ErrorCode::InvalidArgument, "cannot write " + input);
     }
-    pid_t const pid = ::fork();
-    if (pid < 0)
-        return Error(ErrorCode::InvalidArgument, "cannot start ptxas (fork failed)");
-    if (pid == 0) {
-        std::FILE* sink = std::freopen(log.c_str(), "w", stderr);
-        if (sink)
-            ::dup2(::fileno(stderr), ::fileno(stdout));
-        std::string const arch = "-arch=" + target;
-        ::execl(ptxas.value().c_str(), "ptxas", arch.c_str(), "-v", input.c_str(), "-o",
-                output.c_str(), static_cast<char*>(nullptr));
-        ::_exit(127);
-    }
+    // posix_spawn, not fork: glibc starts the child with vfork semantics, so a compile does not
+    // pay for copying the parent's page tables (fork() of a large process cost 15-40 ms each),
+    // and the child runs no code of ours between the fork and the exec.
+    posix_spawn_file_actions_t actions;
+    if (::posix_spawn_file_actions_init(&actions) != 0)
+        return Error(ErrorCode::InvalidArgument, "cannot start ptxas (posix_spawn_file_actions)");
+    ::posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(),
+                                       O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
+    std::string const arch = "-arch=" + target;
+    std::string const name = "ptxas", verbose = "-v", out = "-o";
+    std::array<char*, 7> argv{const_cast<char*>(name.c_str()),
+                              const_cast<char*>(arch.c_str()),
+                              const_cast<char*>(verbose.c_str()),
+                              const_cast<char*>(input.c_str()),
+                              const_cast<char*>(out.c_str()),
+                              const_cast<char*>(output.c_str()),
+                              nullptr};
+    pid_t pid = 0;
+    int const spawned =
+        ::posix_spawn(&pid, ptxas.value().c_str(), &actions, nullptr, argv.data(), environ);
+    ::posix_spawn_file_actions_destroy(&actions);
+    if (spawned != 0)
+        return Error(ErrorCode::InvalidArgument,
+                     "cannot start " + ptxas.value() + ": " + std::strerror(spawned));
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }

@@ -103,8 +103,7 @@ void PtxCodegen::move(Id value, Held& held, Id memory, bool isLoad) {
     DataType const stored = tensorType(memory);
     int const bytes = sizeInBytes(stored);
     std::size_t const count = held.elements.size();
-    // A flattened index inside its tensor when its axes are: no check of its own.
-    Placed const placed = place(value, held, memory, /*dropImplied=*/true);
+    Placed const placed = place(value, held, memory);
     auto const& offsets = placed.offsets;
     auto const& conditions = placed.conditions;
     // Vector accesses where elements are consecutive in memory; alignment that the facts do

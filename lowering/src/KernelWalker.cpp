@@ -477,8 +477,7 @@ Register KernelWalker<Register>::readInPlace(Id op, Id value, std::map<Id, ExprP
 
 template <class Register>
 typename KernelWalker<Register>::Placed
-KernelWalker<Register>::place(Id value, Held<Register> const& held, Id memory,
-                              bool dropImplied) const {
+KernelWalker<Register>::place(Id value, Held<Register> const& held, Id memory) const {
     std::size_t const count = held.elements.size();
     Placed out{std::vector<ExprPtr>(count), std::vector<std::vector<ExprPtr>>(count)};
     auto const valueAxes = axes(value);
@@ -494,8 +493,6 @@ KernelWalker<Register>::place(Id value, Held<Register> const& held, Id memory,
             if (std::none_of(conditions.begin(), conditions.end(),
                              [&](ExprPtr const& e) { return equal(e, extra); }))
                 conditions.push_back(extra);
-        if (!dropImplied)
-            continue;
         for (std::size_t i = conditions.size(); i-- > 0;) {
             std::vector<ExprPtr> others = conditions;
             others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));

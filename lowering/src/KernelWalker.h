@@ -180,9 +180,9 @@ protected:
         std::vector<std::vector<ExprPtr>> conditions;
     };
     /// The elements of held value `value` in tensor `memory`: its own conditions and its
-    /// address's. `dropImplied`: a condition the others imply goes (a flattened index inside its
-    /// tensor when its axes are).
-    Placed place(Id value, Held<Register> const& held, Id memory, bool dropImplied) const;
+    /// address's, less those the others imply (a flattened index inside its tensor when its axes
+    /// are, a flattened index's row when the index is).
+    Placed place(Id value, Held<Register> const& held, Id memory) const;
     /// The elements of one global access from element `start`: the widest power of two up to
     /// `widest` that starts at a multiple of itself, moves at least 4 bytes of `bytes` each and
     /// whose offsets are consecutive; 1 where none does.

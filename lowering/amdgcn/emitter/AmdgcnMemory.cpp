@@ -94,9 +94,7 @@ void AmdgcnKernelWriter::move(Id value, Held& held, Id memory, bool isLoad) {
     DataType const stored = storedType(memory);
     int const bytes = elementBytes(stored);
     std::size_t const count = held.elements.size();
-    // Every condition stays (the PTX target drops those the others imply): the masks follow
-    // them.
-    Placed const placed = place(value, held, memory, /*dropImplied=*/false);
+    Placed const placed = place(value, held, memory);
     auto const& offsets = placed.offsets;
     auto const& conditions = placed.conditions;
     bool const packable = bytes >= 4 || stored == DataType::F16 || stored == DataType::BF16;

@@ -1803,20 +1803,12 @@ kiln_gemm_f16:
   v_cmp_lt_i64_e64 s[24:25], v[26:27], s[10:11]
   v_cmp_lt_i64_e64 s[26:27], v[36:37], s[14:15]
   s_and_b64 s[28:29], s[24:25], s[26:27]
-  s_mul_hi_u32 s34, s10, s14
-  s_mul_i32 s35, s10, s15
-  s_mul_i32 s36, s11, s14
-  s_add_u32 s37, s34, s35
-  s_add_u32 s31, s37, s36
-  s_mul_i32 s30, s10, s14
-  v_cmp_lt_i64_e64 s[38:39], v[40:41], s[30:31]
-  s_and_b64 s[34:35], s[28:29], s[38:39]
   v_cvt_f16_f32 v1, v10
   v_cvt_f32_f16 v14, v1
-  s_and_saveexec_b64 s[36:37], s[34:35]
+  s_and_saveexec_b64 s[30:31], s[28:29]
   v_cvt_f16_f32 v15, v14
   global_store_short v[48:49], v15, off
-  s_mov_b64 exec, s[36:37]
+  s_mov_b64 exec, s[30:31]
   s_mul_hi_u32 s24, s16, 32
   s_mul_i32 s25, s16, 0
   s_mul_i32 s26, s17, 32
@@ -1880,20 +1872,12 @@ kiln_gemm_f16:
   v_cmp_lt_i64_e64 s[24:25], v[28:29], s[10:11]
   v_cmp_lt_i64_e64 s[26:27], v[38:39], s[14:15]
   s_and_b64 s[28:29], s[24:25], s[26:27]
-  s_mul_hi_u32 s32, s10, s14
-  s_mul_i32 s33, s10, s15
-  s_mul_i32 s36, s11, s14
-  s_add_u32 s37, s32, s33
-  s_add_u32 s31, s37, s36
-  s_mul_i32 s30, s10, s14
-  v_cmp_lt_i64_e64 s[38:39], v[42:43], s[30:31]
-  s_and_b64 s[32:33], s[28:29], s[38:39]
   v_cvt_f16_f32 v1, v11
   v_cvt_f32_f16 v14, v1
-  s_and_saveexec_b64 s[36:37], s[32:33]
+  s_and_saveexec_b64 s[30:31], s[28:29]
   v_cvt_f16_f32 v15, v14
   global_store_short v[50:51], v15, off
-  s_mov_b64 exec, s[36:37]
+  s_mov_b64 exec, s[30:31]
   s_mul_hi_u32 s24, s16, 32
   s_mul_i32 s25, s16, 0
   s_mul_i32 s26, s17, 32
@@ -1957,20 +1941,12 @@ kiln_gemm_f16:
   v_cmp_lt_i64_e64 s[24:25], v[28:29], s[10:11]
   v_cmp_lt_i64_e64 s[26:27], v[38:39], s[14:15]
   s_and_b64 s[28:29], s[24:25], s[26:27]
-  s_mul_hi_u32 s32, s10, s14
-  s_mul_i32 s33, s10, s15
-  s_mul_i32 s36, s11, s14
-  s_add_u32 s37, s32, s33
-  s_add_u32 s31, s37, s36
-  s_mul_i32 s30, s10, s14
-  v_cmp_lt_i64_e64 s[38:39], v[42:43], s[30:31]
-  s_and_b64 s[32:33], s[28:29], s[38:39]
   v_cvt_f16_f32 v1, v12
   v_cvt_f32_f16 v14, v1
-  s_and_saveexec_b64 s[36:37], s[32:33]
+  s_and_saveexec_b64 s[30:31], s[28:29]
   v_cvt_f16_f32 v15, v14
   global_store_short v[50:51], v15, off
-  s_mov_b64 exec, s[36:37]
+  s_mov_b64 exec, s[30:31]
   s_mul_hi_u32 s24, s16, 32
   s_mul_i32 s25, s16, 0
   s_mul_i32 s26, s17, 32
@@ -2034,20 +2010,12 @@ kiln_gemm_f16:
   v_cmp_lt_i64_e64 s[24:25], v[28:29], s[10:11]
   v_cmp_lt_i64_e64 s[26:27], v[38:39], s[14:15]
   s_and_b64 s[28:29], s[24:25], s[26:27]
-  s_mul_hi_u32 s32, s10, s14
-  s_mul_i32 s33, s10, s15
-  s_mul_i32 s36, s11, s14
-  s_add_u32 s37, s32, s33
-  s_add_u32 s31, s37, s36
-  s_mul_i32 s30, s10, s14
-  v_cmp_lt_i64_e64 s[38:39], v[42:43], s[30:31]
-  s_and_b64 s[32:33], s[28:29], s[38:39]
   v_cvt_f16_f32 v1, v13
   v_cvt_f32_f16 v14, v1
-  s_and_saveexec_b64 s[36:37], s[32:33]
+  s_and_saveexec_b64 s[30:31], s[28:29]
   v_cvt_f16_f32 v15, v14
   global_store_short v[50:51], v15, off
-  s_mov_b64 exec, s[36:37]
+  s_mov_b64 exec, s[30:31]
   s_endpgm
 .Lkiln_gemm_f16_end:
 .size kiln_gemm_f16, .Lkiln_gemm_f16_end-kiln_gemm_f16

@@ -161,7 +161,7 @@ gcn::Value AmdgcnKernelWriter::mfmaOperand(Id shared, Id along, ExprPtr const& w
 }
 
 std::string AmdgcnKernelWriter::mfmaMnemonic(DataType type) const {
-    bool const cdna3 = context_.target().isGfx942();
+    bool const cdna3 = context_.target().isCdna3();
     if (type == DataType::BF16)
         return cdna3 ? "v_mfma_f32_16x16x16_bf16" : "v_mfma_f32_16x16x16bf16_1k";
     return cdna3 ? "v_mfma_f32_16x16x16_f16" : "v_mfma_f32_16x16x16f16";

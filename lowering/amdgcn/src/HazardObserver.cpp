@@ -154,7 +154,7 @@ bool isXdl(Instruction const& i) {
 void addMfmaRules(Target const& target, std::string const& isa, std::vector<HazardRule>& rules) {
     if (!target.arch().has(arch::Capability::HasMFMA))
         return;
-    bool const cdna3 = target.isGfx942();
+    bool const cdna3 = target.isCdna3();
     std::string const table =
         isa + " §7.6 Dependency Resolution: Required Independent Instructions: ";
     // P + 3, or P + 2 for a CDNA 3 MFMA that is not XDL.
@@ -228,7 +228,7 @@ int mfmaPasses(Target const& target, Instruction const& instruction) {
 std::vector<HazardRule> hazardRules(Target const& target) {
     if (target.isGfx11())
         return {};
-    std::string const isa = target.isGfx942() ? "CDNA 3 ISA" : "CDNA 2 ISA";
+    std::string const isa = target.isCdna3() ? "CDNA 3 ISA" : "CDNA 2 ISA";
     std::string const table = isa + " §4.5 Manually Inserted Wait States: ";
     std::vector<HazardRule> rules;
 
@@ -281,7 +281,7 @@ std::vector<HazardRule> hazardRules(Target const& target) {
                              return Regs{};
                          return filter(i.srcs()[1].registers(), isSgprLike);
                      }});
-    int const storeStates = target.isGfx942() ? 2 : 1;
+    int const storeStates = target.isCdna3() ? 2 : 1;
     rules.push_back({"vmem-store-data-valu",
                      table +
                          "\"VMEM store of more than 8 bytes (FLAT/global; MUBUF without an "
@@ -305,7 +305,7 @@ std::vector<HazardRule> hazardRules(Target const& target) {
                                                                                : Regs{};
                      }});
     addMfmaRules(target, isa, rules);
-    if (target.isGfx942()) {
+    if (target.isCdna3()) {
         rules.push_back({"valu-sgpr-valu",
                          table + "\"VALU writes SGPR -> VALU reads that SGPR: 2\" (gfx940+; LLVM "
                                  "GCNHazardRecognizer VALUWriteSGPRVALUReadWaitstates)",

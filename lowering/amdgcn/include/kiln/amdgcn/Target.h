@@ -26,7 +26,9 @@ public:
     bool isGfx11() const { return gfx11_; }
     /// gfx90a or gfx942: aligned VGPR tuples, AGPRs in the unified file, accum_offset.
     bool isCdna() const { return !gfx11_; }
-    bool isGfx942() const { return arch_->name() == "gfx942"; }
+    /// CDNA 3 (gfx940, gfx941, gfx942): its wait states and hazards, by the arch-db family, so
+    /// that a CDNA 3 target added to arch-db gets them without code.
+    bool isCdna3() const { return arch_->family() == "cdna3"; }
     int waveSize() const { return waveSize_; }
     /// Scalar registers a lane mask takes (2 in wave64, 1 in wave32).
     int maskRegisters() const { return waveSize_ / 32; }

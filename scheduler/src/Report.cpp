@@ -124,6 +124,8 @@ std::string reportTable(SweepResult const& result, Solver const& solver, std::si
     if (result.measureSeconds > 0 && result.seconds > 0)
         out += fmt::format("; measuring {:.1f} s ({:.0f}% of the wall time)", result.measureSeconds,
                            100 * result.measureSeconds / result.seconds);
+    if (result.retimed > 0)
+        out += fmt::format("; the {} fastest measured again at the end", result.retimed);
     out += "\n\n";
     // How each candidate was checked (CheckProvenance.h): reused records of an older sweep may
     // say less than new ones.

@@ -2,6 +2,7 @@
 
 #include "kiln/graph/Error.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fmt/format.h>
@@ -24,6 +25,18 @@ TuningRecord recordOf(TuningKey const& key, std::map<std::string, std::int64_t> 
     r.compileSeconds = e.compileSeconds;
     r.extra = e.extra;
     return r;
+}
+
+/// A time that is not a positive, finite number is no measurement (a cost model given a
+/// workgroup of 0 said infinity): the candidate failed, whatever its evaluator said.
+Evaluation checkedTime(Evaluation e) {
+    if (e.ok && !(std::isfinite(e.microseconds) && e.microseconds > 0)) {
+        e.ok = false;
+        e.stage = e.stage.empty() ? "run" : e.stage;
+        e.error = fmt::format("the time {} us is not a positive, finite number", e.microseconds);
+        e.microseconds = 0;
+    }
+    return e;
 }
 
 Evaluation evaluationOf(TuningRecord const& r) {
@@ -61,16 +74,7 @@ SweepResult runSweep(Solver const& solver, Strategy& strategy, Evaluator& evalua
 
     auto const finish = [&](Point const& point, std::map<std::string, std::int64_t> const& params,
                             Evaluation const& evaluation, bool reused) {
-        // A time that is not a positive, finite number is no measurement (a cost model given a
-        // workgroup of 0 said infinity): the candidate failed, whatever its evaluator said.
-        Evaluation e = evaluation;
-        if (e.ok && !(std::isfinite(e.microseconds) && e.microseconds > 0)) {
-            e.ok = false;
-            e.stage = e.stage.empty() ? "run" : e.stage;
-            e.error =
-                fmt::format("the time {} us is not a positive, finite number", e.microseconds);
-            e.microseconds = 0;
-        }
+        Evaluation const e = checkedTime(evaluation);
         SweepEntry entry{point, params, e, reused, elapsed()};
         TuningRecord const record = recordOf(key, params, e);
         if (!reused)
@@ -137,6 +141,34 @@ SweepResult runSweep(Solver const& solver, Strategy& strategy, Evaluator& evalua
             strategy.observe({c.point, e.ok, e.microseconds});
         }
     }
+
+    // The finalists, measured again together; their new results stand (`records` holds one
+    // record per entry, in the same order).
+    std::vector<std::size_t> fastest;
+    for (std::size_t i = 0; i < result.entries.size(); ++i)
+        if (result.entries[i].evaluation.ok)
+            fastest.push_back(i);
+    std::sort(fastest.begin(), fastest.end(), [&](std::size_t a, std::size_t b) {
+        auto const& x = result.entries[a];
+        auto const& y = result.entries[b];
+        return std::pair(x.evaluation.microseconds, x.params) <
+               std::pair(y.evaluation.microseconds, y.params);
+    });
+    fastest.resize(std::min(fastest.size(), options.finalists));
+    std::vector<Candidate> finalists;
+    for (std::size_t i : fastest)
+        finalists.push_back({result.entries[i].point, result.entries[i].params});
+    if (!finalists.empty()) {
+        evaluator.evaluate(finalists, [&](std::size_t k, Evaluation const& evaluation) {
+            SweepEntry& entry = result.entries[fastest[k]];
+            entry.evaluation = checkedTime(evaluation);
+            entry.evaluation.extra["retimed"] = 1;
+            records[fastest[k]] = recordOf(key, entry.params, entry.evaluation);
+            database.append(records[fastest[k]]);
+            ++result.retimed;
+        });
+    }
+
     result.seconds = elapsed();
     result.reused = progress.reused;
     result.failures = progress.failures;

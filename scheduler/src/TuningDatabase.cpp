@@ -260,10 +260,11 @@ TuningRecord const* TuningDatabase::find(TuningKey const& key,
 }
 
 std::optional<TuningRecord> TuningDatabase::best(TuningKey const& key) const {
+    // Each point's latest record: a finalist measured again supersedes its first measurement.
     std::vector<TuningRecord> same;
-    for (auto const& r : records_)
-        if (r.key == key)
-            same.push_back(r);
+    for (auto const& [indexed, i] : index_)
+        if (records_[i].key == key)
+            same.push_back(records_[i]);
     return bestOf(same);
 }
 

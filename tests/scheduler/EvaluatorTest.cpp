@@ -14,7 +14,6 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
-#include <set>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -296,6 +295,61 @@ private:
     double us_;
 };
 } // namespace
+
+namespace {
+// The first points it measures take the scripted times, in order; every later measurement is
+// 12 us: the point that was lucky the first time is not lucky again.
+class LuckyOnceEvaluator : public Evaluator {
+public:
+    explicit LuckyOnceEvaluator(std::vector<double> first)
+        : first_(std::move(first)) {}
+    std::string name() const override { return "lucky-once"; }
+    void evaluate(std::vector<Candidate> const& batch, OnEvaluated const& done) override {
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+            Evaluation e;
+            e.ok = true;
+            e.microseconds = next_ < first_.size() ? first_[next_++] : 12.0;
+            done(i, e);
+        }
+    }
+
+private:
+    std::vector<double> first_;
+    std::size_t next_ = 0;
+};
+} // namespace
+
+// The fastest of many noisy measurements is biased low: the sweep measures its finalists again,
+// and their new results stand, in the sweep's result and in the database.
+TEST(Sweep, ItsFinalistsAreMeasuredAgainAndTheNewTimesStand) {
+    fs::path const dir = freshFolder("finalists");
+    SearchSpace const space = faultSpace();
+    Solver const solver(space, {});
+    auto strategy = makeStrategy(solver, {.name = "exhaustive"});
+    // The first point was lucky once (5 us), the second is steady at 11 us; both then measure 12.
+    LuckyOnceEvaluator evaluator({5.0, 11.0, 20.0, 30.0});
+    TuningDatabase db((dir / "db.jsonl").string());
+    SweepResult const r = runSweep(solver, *strategy, evaluator, db, faultKey(),
+                                   {.budget = {.candidates = 4}, .batch = 4, .finalists = 2});
+    ASSERT_EQ(r.entries.size(), 4u);
+    EXPECT_EQ(r.retimed, 2u);
+    EXPECT_EQ(r.entries[0].evaluation.microseconds, 12.0);
+    EXPECT_EQ(r.entries[0].evaluation.extra.at("retimed"), 1);
+    EXPECT_EQ(r.entries[1].evaluation.microseconds, 12.0);
+    EXPECT_EQ(r.entries[2].evaluation.microseconds, 20.0); // not a finalist: unchanged
+    // Both finalists now measure 12 us, not the lucky 5.
+    ASSERT_TRUE(r.best);
+    EXPECT_EQ(r.best->microseconds, 12.0);
+    EXPECT_EQ(db.records().size(), 6u); // 4 first records, 2 newer ones
+    ASSERT_TRUE(db.best(faultKey()));
+    EXPECT_EQ(db.best(faultKey())->microseconds, 12.0);
+    EXPECT_EQ(db.find(faultKey(), r.entries[0].params)->microseconds, 12.0);
+    // The same database read again: each point's latest record stands.
+    TuningDatabase const again((dir / "db.jsonl").string());
+    EXPECT_EQ(again.best(faultKey())->microseconds, 12.0);
+    EXPECT_EQ(again.best(faultKey())->point, r.best->point);
+    fs::remove_all(dir);
+}
 
 // A time that is not a positive, finite number is no measurement: the sweep records a failure.
 TEST(Sweep, ATimeThatIsNotAPositiveFiniteNumberIsAFailure) {

@@ -3,7 +3,8 @@
 // Before evaluating a proposed point the sweep looks it up in the database under its key: a
 // record there (from an earlier or killed sweep) is reused, not evaluated again. Every new
 // result is appended to the database as soon as the evaluator reports it. The sweep ends when
-// the strategy is done or the budget (candidates, including reused ones, or seconds) is spent.
+// the strategy is done or the budget (candidates, including reused ones, or seconds) is spent;
+// then, where asked, its few fastest points are measured again (SweepOptions::finalists).
 #pragma once
 
 #include "kiln/scheduler/Evaluator.h"
@@ -36,6 +37,7 @@ struct SweepResult {
     std::vector<SweepEntry> entries;
     std::optional<TuningRecord> best; ///< bestOf() over the entries' records
     std::size_t reused = 0, failures = 0;
+    std::size_t retimed = 0; ///< finalists measured again (SweepOptions::finalists)
     double seconds = 0, compileSeconds = 0, measureSeconds = 0;
 };
 
@@ -54,6 +56,11 @@ struct SweepProgress {
 struct SweepOptions {
     SweepBudget budget;
     std::size_t batch = 8; ///< candidates proposed and evaluated at once
+    /// The fastest this many points are evaluated again, together, once the search is done,
+    /// and keep their new results (the database's later record of a point supersedes the
+    /// earlier). The fastest of many noisy measurements is biased low: measured again, the
+    /// winner's time is what a later run of it finds. 0: none (a cost model needs none).
+    std::size_t finalists = 0;
     std::function<void(SweepProgress const&)> progress;
 };
 

@@ -90,7 +90,9 @@ public:
     /// The record of `point` under `key`, if any (the last one written).
     TuningRecord const* find(TuningKey const& key,
                              std::map<std::string, std::int64_t> const& point) const;
-    /// The fastest Ok record under `key`; near-ties broken as bestOf() does.
+    /// The fastest Ok record under `key`, each point's latest record standing for it (a sweep's
+    /// finalists measured again supersede their first measurement); near-ties broken as bestOf()
+    /// does.
     std::optional<TuningRecord> best(TuningKey const& key) const;
     /// Keys in order of first appearance.
     std::vector<TuningKey> keys() const;

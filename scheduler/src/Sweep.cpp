@@ -155,6 +155,11 @@ SweepResult runSweep(Solver const& solver, Strategy& strategy, Evaluator& evalua
                std::pair(y.evaluation.microseconds, y.params);
     });
     fastest.resize(std::min(fastest.size(), options.finalists));
+    // A finalist taken from the database already measured again (a sweep run a second time)
+    // is not measured a third time.
+    std::erase_if(fastest, [&](std::size_t i) {
+        return result.entries[i].reused && result.entries[i].evaluation.extra.contains("retimed");
+    });
     std::vector<Candidate> finalists;
     for (std::size_t i : fastest)
         finalists.push_back({result.entries[i].point, result.entries[i].params});

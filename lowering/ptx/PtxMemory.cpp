@@ -4,6 +4,11 @@
 #include "OperationOrder.h"
 #include "PtxCodegen.h"
 
+#include <set>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
 namespace kiln::lowering::detail {
 
 // A value read in place: each element loaded where it is used, guarded by its conditions.
@@ -80,6 +85,61 @@ std::string PtxCodegen::storable(std::string const& value, DataType type, DataTy
     return h;
 }
 
+namespace {
+
+// The values expression `e` reads.
+void valuesRead(ExprPtr const& e, std::vector<Id>& out) {
+    std::visit(
+        [&](auto const& n) {
+            using N = std::decay_t<decltype(n)>;
+            if constexpr (std::is_same_v<N, expr::DataValue>) {
+                out.push_back(n.dimension);
+            } else if constexpr (std::is_same_v<N, expr::Unary> ||
+                                 std::is_same_v<N, expr::Convert>) {
+                valuesRead(n.arg, out);
+            } else if constexpr (std::is_same_v<N, expr::Binary>) {
+                valuesRead(n.lhs, out);
+                valuesRead(n.rhs, out);
+            } else if constexpr (std::is_same_v<N, expr::Select>) {
+                valuesRead(n.condition, out);
+                valuesRead(n.ifTrue, out);
+                valuesRead(n.ifFalse, out);
+            }
+        },
+        static_cast<Expression::variant const&>(*e));
+}
+
+// Whether the Assigns that compute `value` read a value in place (the C of alpha * AB + beta * C,
+// a bias), directly or through the values they read: those elements are then loaded among the
+// stores and live next to the accumulators. A Multiply's product ends the walk.
+bool computedFromValuesReadInPlace(KernelGraph const& graph, std::map<Id, Id> const& views,
+                                   Id value) {
+    std::set<Id> seen;
+    std::vector<Id> todo{value};
+    while (!todo.empty()) {
+        Id const d = todo.back();
+        todo.pop_back();
+        if (!seen.insert(d).second)
+            continue;
+        for (Id op : graph.control.nodes()) {
+            auto const& o = graph.control.node(op);
+            if (o.kind != OperationKind::Assign || !o.expression ||
+                graph.mapping.get(op, role::dest) != d)
+                continue;
+            std::vector<Id> read;
+            valuesRead(o.expression, read);
+            for (Id x : read) {
+                if (views.count(x))
+                    return true;
+                todo.push_back(x);
+            }
+        }
+    }
+    return false;
+}
+
+} // namespace
+
 // A large tile that only element-wise Assigns read (a GEMM epilogue's C) is read in place, each
 // element as the Assign computes the element that needs it: held whole, it would be live next
 // to the accumulators, 128 registers of each, and spill.
@@ -143,13 +203,15 @@ void PtxCodegen::move(Id value, Held& held, Id memory, bool isLoad) {
     // A tile of many accesses (a tensor-core warp's fragments: pairs scattered over its tile)
     // guards each access on its own: moved whole where it is inside the tensor and aligned,
     // element by element, masked, where not. One check for the whole tile would keep every
-    // address live from the check to its access. In a kernel on warpgroups (wgmma) the accesses
-    // share one scope, so the arithmetic they have in common (the workgroup's bases, the sizes'
-    // alignment tests) is written once: ptxas takes 12% less time on the 128x256 tile at the
-    // same speed (bench/results/2026-11-25-ptx-size-ab.md). mma.sync's tiles keep a scope per
-    // access: sharing made one spill on sm_80.
+    // address live from the check to its access. A kernel on warpgroups (wgmma) that stores its
+    // accumulators as they are shares one scope over the stores, so the arithmetic they have in
+    // common (the workgroup's bases, the sizes' alignment tests) is written once: ptxas takes
+    // 18% less time on the 128x256 f16 tile at the same speed on an H100
+    // (bench/results/2026-11-26-epilogue-scope.md). Where the epilogue also reads a tensor (C,
+    // a bias), the shared values spill (3.8% slower, bf16); mma.sync's tiles spilled too.
     if (accesses.size() > 16) {
-        bool const shareScope = !isLoad && !shared_.swizzles.empty();
+        bool const shareScope = !isLoad && !shared_.swizzles.empty() &&
+                                !computedFromValuesReadInPlace(graph_, views_, value);
         if (shareScope)
             writer_.pushScope();
         for (auto const& [start, width] : accesses) {

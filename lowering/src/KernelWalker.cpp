@@ -36,14 +36,36 @@ void KernelWalker<Register>::list(std::vector<Id> const& sequence) {
                 continue;
             }
         }
+        if (auto const run = elementwiseRun(ops, i)) {
+            elementwiseChunks(*run);
+            i += run->ops.size() - 1;
+            continue;
+        }
         operation(ops[i]);
     }
 }
 
+namespace {
+
+// Runs `write`, the code of operation `op`, naming the operation in a UserError it throws
+// ("operation #12 (Multiply): ...").
+template <class Write>
+void naming(Id op, OperationKind kind, Write&& write) {
+    try {
+        write();
+    } catch (UserError const& e) {
+        if (std::string_view(e.what()).find("operation #") != std::string_view::npos)
+            throw;
+        throw UserError(fmt::format("operation #{} ({}): {}", op, name(kind), e.message()));
+    }
+}
+
+} // namespace
+
 template <class Register>
 void KernelWalker<Register>::operation(Id op) {
     auto const& o = graph_.control.node(op);
-    try {
+    naming(op, o.kind, [&] {
         switch (o.kind) {
         case OperationKind::Kernel:
         case OperationKind::Nop:
@@ -86,11 +108,7 @@ void KernelWalker<Register>::operation(Id op) {
                                         name(o.kind)));
         }
         settle();
-    } catch (UserError const& e) {
-        if (std::string_view(e.what()).find("operation #") != std::string_view::npos)
-            throw;
-        throw UserError(fmt::format("operation #{} ({}): {}", op, name(o.kind), e.message()));
-    }
+    });
 }
 
 namespace {
@@ -272,6 +290,109 @@ void KernelWalker<Register>::assign(Id op, Operation const& o) {
     currentId_ = dest;
     for (std::size_t c = 0; c < h.elements.size(); ++c)
         assignElement(h, c, o.expression);
+}
+
+// Loads into registers and Assigns of data, at least one Assign, then a store; each value held
+// with the stored value's layout (element c of every value at the same place), so that element
+// c of each depends only on element c of the others. A tensor the run reads twice, or reads and
+// stores (an update in place: a later chunk's load would follow an earlier chunk's store), is
+// left to the plain walk.
+template <class Register>
+std::optional<ElementwiseRun> KernelWalker<Register>::elementwiseRun(std::vector<Id> const& ops,
+                                                                     std::size_t first) {
+    ElementwiseRun run;
+    std::vector<Id> values, tensors;
+    bool computes = false;
+    for (std::size_t j = first; j < ops.size(); ++j) {
+        Id const op = ops[j];
+        auto const kind = graph_.control.node(op).kind;
+        run.ops.push_back(op);
+        bool const isLoad = kind == OperationKind::LoadTiled || kind == OperationKind::LoadLinear;
+        bool const isStore =
+            kind == OperationKind::StoreTiled || kind == OperationKind::StoreLinear;
+        if (kind == OperationKind::Assign) {
+            Id const dest = graph_.mapping.get(op, role::dest);
+            if (!holdsData(graph_.coordinates.node(dest).kind) || !holdable(dest))
+                return std::nullopt;
+            values.push_back(dest);
+            computes = true;
+            continue;
+        }
+        if (!isLoad && !isStore)
+            return std::nullopt;
+        Id const value = graph_.mapping.get(op, isLoad ? role::dest : role::source),
+                 memory = graph_.mapping.get(op, isLoad ? role::source : role::dest);
+        if (graph_.coordinates.node(memory).kind != DimensionKind::User ||
+            std::find(tensors.begin(), tensors.end(), memory) != tensors.end())
+            return std::nullopt;
+        tensors.push_back(memory);
+        if (isLoad) {
+            if (!holdable(value) || held_.contains(value))
+                return std::nullopt;
+            values.push_back(value);
+            continue;
+        }
+        if (!computes || (!held_.contains(value) &&
+                          std::find(values.begin(), values.end(), value) == values.end()))
+            return std::nullopt;
+        auto const layout = elements(value);
+        for (Id v : values) {
+            auto const mine = elements(v);
+            if (mine.size() != layout.size())
+                return std::nullopt;
+            for (std::size_t c = 0; c < mine.size(); ++c)
+                if (!equal(mine[c].at(v), layout[c].at(value)))
+                    return std::nullopt;
+        }
+        // A chunk holds the widest access of each tensor (16 bytes), so that chunks move
+        // their elements with the vector accesses the whole value would have.
+        run.count = layout.size();
+        run.chunk = 1;
+        for (Id t : tensors)
+            run.chunk = std::max(run.chunk, std::size_t(16 / sizeInBytes(tensorType(t))));
+        if (run.count <= run.chunk)
+            return std::nullopt;
+        return run;
+    }
+    return std::nullopt;
+}
+
+template <class Register>
+void KernelWalker<Register>::elementwiseChunks(ElementwiseRun const& run) {
+    auto const& store = run.ops.back();
+    for (Id op : run.ops)
+        if (op != store)
+            naming(op, graph_.control.node(op).kind,
+                   [&] { hold(graph_.mapping.get(op, role::dest)); });
+    for (std::size_t from = 0; from < run.count; from += run.chunk) {
+        std::size_t const to = std::min(run.count, from + run.chunk);
+        for (Id op : run.ops) {
+            auto const& o = graph_.control.node(op);
+            naming(op, o.kind, [&] {
+                if (o.kind == OperationKind::Assign) {
+                    Id const dest = graph_.mapping.get(op, role::dest);
+                    Held<Register>& h = held_.at(dest);
+                    currentId_ = dest;
+                    for (std::size_t c = from; c < to; ++c)
+                        assignElement(h, c, o.expression);
+                } else if (op != store || !planningOnly()) {
+                    bool const isLoad = op != store;
+                    Id const value = graph_.mapping.get(op, isLoad ? role::dest : role::source),
+                             memory = graph_.mapping.get(op, isLoad ? role::source : role::dest);
+                    Held<Register>& h = held_.at(value);
+                    auto const begin = static_cast<std::ptrdiff_t>(from),
+                               end = static_cast<std::ptrdiff_t>(to);
+                    Held<Register> part{{h.elements.begin() + begin, h.elements.begin() + end},
+                                        {h.registers.begin() + begin, h.registers.begin() + end},
+                                        h.type};
+                    move(value, part, memory, isLoad);
+                    std::copy(part.registers.begin(), part.registers.end(),
+                              h.registers.begin() + begin);
+                }
+                settle();
+            });
+        }
+    }
 }
 
 // Each element of the dest combines one row of the source (its last axis), read in place.

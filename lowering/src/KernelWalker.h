@@ -97,6 +97,13 @@ struct Reduction {
     DataType element = DataType::F32, accumulator = DataType::F32;
 };
 
+/// Operations that act on each element of values held with one layout alone (loads, Assigns),
+/// ending in a store: run `chunk` registers at a time, `count` in all.
+struct ElementwiseRun {
+    std::vector<Id> ops; ///< in order, the store last
+    std::size_t count = 0, chunk = 0;
+};
+
 /// The two labels of a counted loop: its top (the condition) and what follows it.
 struct LoopLabels {
     std::string top, done;
@@ -129,6 +136,15 @@ protected:
     /// A workgroup's tile dealt out to its workitems in runs (stageRun() writes each).
     void storeShared(Id op);
     void assign(Id op, Operation const& o);
+    /// Where `ops[first]` starts an element-wise run that ends in a store (an epilogue: loads
+    /// and Assigns of values held with the stored value's layout, of more elements than one
+    /// chunk), the run; else nothing.
+    std::optional<ElementwiseRun> elementwiseRun(std::vector<Id> const& ops, std::size_t first);
+    /// An element-wise run, chunk by chunk: each chunk of registers loaded, computed and stored
+    /// before the next, so that no more than a chunk of each value is live beside the
+    /// accumulators (held whole, a bias or C of 128 registers a workitem sat next to 128
+    /// accumulators and spilled).
+    void elementwiseChunks(ElementwiseRun const& run);
     void reduce(Id op, Operation const& o);
     /// The element of element `c`'s row of `r` where the row's counter is `counter`.
     Register rowElement(Reduction const& r, Held<Register> const& held, std::size_t c,

@@ -94,6 +94,20 @@ std::vector<Case> const kCases = {
      {{"MMA", 1}, {"MT_M", 128}, {"MT_N", 128}, {"MT_K", 32}, {"WT_M", 64}, {"WT_N", 64}},
      {"s_barrier"},
      {"v_mfma_f32_16x16x16"}},
+    // Fused epilogues (issue 19): bias + tanh-GELU on a 2 x 2 grid of waves (the bias broadcast
+    // over the rows, loaded at the accumulators' columns), and a scaled product + residual +
+    // ReLU on SIMT register tiles; each workitem's chain in chunks, cast to f16 at the store.
+    {"gemm_bias_gelu_mfma_grid",
+     "gemm-bias-gelu-f16.json",
+     "gemm.pipeline.json",
+     {{"MMA", 1}, {"MT_M", 64}, {"MT_N", 64}, {"MT_K", 32}, {"WT_M", 32}, {"WT_N", 32}},
+     {"v_exp_f32", "s_barrier"},
+     {"v_mfma_f32_16x16x16"}},
+    {"gemm_residual_relu",
+     "gemm-residual-relu-epilogue-f16.json",
+     "gemm.pipeline.json",
+     {},
+     {"v_max_f32", "v_fma_f32", "v_cvt_f16_f32"}},
 };
 
 void PrintTo(Case const& c, std::ostream* os) {

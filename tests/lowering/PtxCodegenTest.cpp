@@ -233,11 +233,13 @@ TEST(PtxCodegen, AnEpilogueReadsCAsItComputesEachResult) {
     auto const kernel =
         lowering::emitKernel(lowered("gemm-bf16.json", "gemm.pipeline.json", schedule),
                              {.target = "sm_90a", .schedule = schedule});
-    // Each of C's loads comes right before the result it feeds is computed.
+    // C is loaded one chunk of 8 registers at a time (in pairs, one 32-bit word each), right
+    // before the results it feeds are computed and stored (KernelWalker::elementwiseChunks).
     auto const epilogue = kernel.code.substr(kernel.code.rfind("$pipelined"));
     std::size_t const firstResult = epilogue.find("add.f32");
     ASSERT_NE(firstResult, std::string::npos);
-    EXPECT_EQ(occurrences(epilogue.substr(0, firstResult), "ld.global"), 1u);
+    EXPECT_EQ(occurrences(epilogue.substr(0, firstResult), "ld.global.b32"), 4u);
+    EXPECT_LT(epilogue.find("st.global"), epilogue.rfind("ld.global"));
     if (!runtime::findPtxas())
         GTEST_SKIP() << "no ptxas on this machine";
     auto const result = runtime::assemblePtx(kernel.code, "sm_90a");

@@ -357,9 +357,39 @@ std::optional<ElementwiseRun> KernelWalker<Register>::elementwiseRun(std::vector
     return std::nullopt;
 }
 
+// A value the run computes or loads, which no operation outside it reads and none of it reads
+// before computing it (in a loop, the next iteration's), is dead once its chunk is stored: its
+// chunk's registers are given back then (AMDGCN frees a register with the last Value naming it;
+// PTX's names are not read again), so that the run needs a chunk of each, not the whole value,
+// beside the accumulators.
+template <class Register>
+std::vector<Id> KernelWalker<Register>::diesInItsChunk(ElementwiseRun const& run) const {
+    std::vector<Id> dead;
+    for (std::size_t k = 0; k + 1 < run.ops.size(); ++k) {
+        Id const value = graph_.mapping.get(run.ops[k], role::dest);
+        if (held_.contains(value) || std::find(dead.begin(), dead.end(), value) != dead.end())
+            continue;
+        bool readElsewhere = false;
+        for (std::size_t j = 0; j <= k && !readElsewhere; ++j)
+            readElsewhere = readsValue(graph_, run.ops[j], value);
+        for (Id reader : graph_.control.nodes()) {
+            auto const kind = graph_.control.node(reader).kind;
+            if (readElsewhere || kind == OperationKind::Kernel || kind == OperationKind::ForLoop ||
+                kind == OperationKind::If ||
+                std::find(run.ops.begin(), run.ops.end(), reader) != run.ops.end())
+                continue;
+            readElsewhere = readsValue(graph_, reader, value);
+        }
+        if (!readElsewhere)
+            dead.push_back(value);
+    }
+    return dead;
+}
+
 template <class Register>
 void KernelWalker<Register>::elementwiseChunks(ElementwiseRun const& run) {
     auto const& store = run.ops.back();
+    std::vector<Id> const dead = diesInItsChunk(run);
     for (Id op : run.ops)
         if (op != store)
             naming(op, graph_.control.node(op).kind,
@@ -391,6 +421,11 @@ void KernelWalker<Register>::elementwiseChunks(ElementwiseRun const& run) {
                 }
                 settle();
             });
+        }
+        for (Id value : dead) {
+            auto& registers = held_.at(value).registers;
+            std::fill(registers.begin() + static_cast<std::ptrdiff_t>(from),
+                      registers.begin() + static_cast<std::ptrdiff_t>(to), Register{});
         }
     }
 }

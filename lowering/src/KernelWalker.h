@@ -145,6 +145,8 @@ protected:
     /// accumulators (held whole, a bias or C of 128 registers a workitem sat next to 128
     /// accumulators and spilled).
     void elementwiseChunks(ElementwiseRun const& run);
+    /// The values of `run` that are dead once their chunk is stored.
+    std::vector<Id> diesInItsChunk(ElementwiseRun const& run) const;
     void reduce(Id op, Operation const& o);
     /// The element of element `c`'s row of `r` where the row's counter is `counter`.
     Register rowElement(Reduction const& r, Held<Register> const& held, std::size_t c,

@@ -160,6 +160,25 @@ TEST(GemmEpilogueChunks, EachChunkIsLoadedComputedAndStoredBeforeTheNext) {
     EXPECT_LE(assembled.value().registers, 255);
 }
 
+TEST(GemmEpilogueChunks, TheChainsRegistersAreGivenBackChunkByChunk) {
+    // Waves of 32 x 128 on gfx942: 64 accumulators a lane. Held whole, the residual, the scaled
+    // sum and the result took every VGPR ("out of VGPRs on gfx942 ... 255 of the 256 are in
+    // use"); given back after each chunk's store, the kernel needs what the plain GEMM needs.
+    std::map<std::string, std::int64_t> const schedule = {
+        {"MMA", 1}, {"MT_M", 256}, {"MT_N", 128}, {"MT_K", 64}, {"WT_M", 32}, {"STAGES", 1}};
+    auto vgprs = [&](std::string const& example) {
+        auto const code =
+            lowering::emitKernel(lowered(example, "gemm.pipeline.json", schedule, "gfx942"),
+                                 {.target = "gfx942", .schedule = schedule})
+                .code;
+        std::string const key = ".amdhsa_next_free_vgpr ";
+        auto const at = code.find(key);
+        EXPECT_NE(at, std::string::npos);
+        return std::stoi(code.substr(at + key.size()));
+    };
+    EXPECT_LE(vgprs("gemm-residual-relu-epilogue-f16.json"), vgprs("gemm-f16.json"));
+}
+
 TEST(GemmEpilogueChunks, AChainOfOneChunkIsWrittenAsBefore) {
     // Four elements a workitem (axpy): one chunk, each operation whole in turn, as without
     // chunks: both loads before the first multiply.

@@ -56,14 +56,15 @@ std::size_t placeAfter(std::size_t end, ArgumentDescriptor const& argument) {
 /// Whether the loaded code's `loaded` offset agrees with ours, `shift` being how far the driver
 /// has moved parameters so far. The driver places a parameter aligned beyond 16 bytes (a tensor
 /// map) at an address aligned in its constant bank, whose base is not (0x210 on sm_90): the
-/// parameter may sit up to its alignment past our offset, and every later one moves with it.
-bool agrees(std::size_t ours, std::size_t loaded, std::size_t alignment, std::size_t& shift) {
-    std::size_t const expected = ours + shift;
+/// parameter sits less than its alignment past where the previous one ends in the loaded code
+/// (`loadedEnd`), before or after our offset, and every later one moves with it.
+bool agrees(std::size_t ours, std::size_t loaded, std::size_t alignment, std::size_t loadedEnd,
+            std::int64_t& shift) {
     if (alignment <= 16)
-        return loaded == expected;
-    if (loaded < expected || loaded - expected >= alignment)
+        return static_cast<std::int64_t>(loaded) == static_cast<std::int64_t>(ours) + shift;
+    if (loaded < loadedEnd || loaded - loadedEnd >= alignment)
         return false;
-    shift = loaded - ours;
+    shift = static_cast<std::int64_t>(loaded) - static_cast<std::int64_t>(ours);
     return true;
 }
 
@@ -137,18 +138,20 @@ Status checkArguments(std::string_view kernelName, std::span<ParameterLayout con
                                         " but the launch passes " +
                                         count(arguments.size(), "argument"));
     }
-    std::size_t end = 0, shift = 0;
+    std::size_t end = 0, loadedEnd = 0;
+    std::int64_t shift = 0;
     for (std::size_t i = 0; i < arguments.size(); ++i) {
         std::size_t const offset = placeAfter(end, arguments[i]);
         end = offset + arguments[i].size;
         if (layout[i].size != arguments[i].size ||
-            !agrees(offset, layout[i].offset, arguments[i].alignment, shift)) {
+            !agrees(offset, layout[i].offset, arguments[i].alignment, loadedEnd, shift)) {
             return mismatch(kernelName,
                             "parameter " + std::to_string(i) + " is " + bytes(layout[i].size) +
                                 " at offset " + std::to_string(layout[i].offset) +
                                 " in the loaded code but the launch passes " +
                                 passes(arguments[i]) + " at offset " + std::to_string(offset));
         }
+        loadedEnd = layout[i].offset + layout[i].size;
     }
     return {};
 }
@@ -160,17 +163,19 @@ Status checkManifestLayout(std::string_view kernelName, KernelManifest const& ma
                         "the manifest has " + count(manifest.parameters.size(), "parameter") +
                             " but the loaded code has " + count(layout.size(), "parameter"));
     }
-    std::size_t shift = 0;
+    std::size_t loadedEnd = 0;
+    std::int64_t shift = 0;
     for (std::size_t i = 0; i < layout.size(); ++i) {
         KernelParameter const& parameter = manifest.parameters[i];
         if (parameter.size != layout[i].size ||
-            !agrees(parameter.offset, layout[i].offset, alignmentOf(parameter), shift)) {
+            !agrees(parameter.offset, layout[i].offset, alignmentOf(parameter), loadedEnd, shift)) {
             return mismatch(kernelName, label(i, parameter) + " is " + bytes(parameter.size) +
                                             " at offset " + std::to_string(parameter.offset) +
                                             " in the manifest but " + bytes(layout[i].size) +
                                             " at offset " + std::to_string(layout[i].offset) +
                                             " in the loaded code");
         }
+        loadedEnd = layout[i].offset + layout[i].size;
     }
     return {};
 }

@@ -200,5 +200,37 @@ TEST(TensorMap, TheDriverMayPlaceATensorMapPastTheManifestsOffset) {
               "but 8 bytes at offset 128 in the loaded code");
 }
 
+// A generated TMA GEMM (lowering/ptx/PtxPipeline.cpp) passes its tensor maps after six 8-byte
+// parameters: the manifest puts the first at 64, the next multiple of 64, but the driver at 48
+// (0x210 + 48 is a multiple of 64), before our offset; the next follows it, 16 bytes early too.
+TEST(TensorMap, TheDriverMayPlaceATensorMapBeforeTheManifestsOffset) {
+    KernelManifest manifest;
+    manifest.entry = "kiln_gemm_f16";
+    manifest.target = "sm_90a";
+    for (std::size_t i = 0; i < 6; ++i)
+        manifest.parameters.push_back(
+            {"p" + std::to_string(i), ScalarType::I64, ParameterKind::Value, 8, 8 * i});
+    manifest.parameters.push_back(
+        {"A_tma", ScalarType::F16, ParameterKind::TensorMap, 128, 64, operand().shape, "A"});
+    manifest.parameters.push_back(
+        {"B_tma", ScalarType::F16, ParameterKind::TensorMap, 128, 192, operand().shape, "B"});
+    std::vector<ParameterLayout> loaded{{0, 8},  {8, 8},  {16, 8},   {24, 8},
+                                        {32, 8}, {40, 8}, {48, 128}, {176, 128}};
+    EXPECT_TRUE(checkManifestLayout("kiln_gemm_f16", manifest, loaded).ok());
+    TensorMap map;
+    map.shape = operand().shape;
+    KernelArguments arguments;
+    for (std::int64_t i = 0; i < 6; ++i)
+        arguments.add(i);
+    arguments.add(map).add(map);
+    EXPECT_TRUE(checkArguments("kiln_gemm_f16", loaded, arguments.descriptors()).ok());
+    // Before the previous parameter ends, or its alignment or more past it, is a disagreement.
+    loaded[6] = {40, 128};
+    EXPECT_FALSE(checkManifestLayout("kiln_gemm_f16", manifest, loaded).ok());
+    loaded[6] = {48, 128};
+    loaded[7] = {240, 128};
+    EXPECT_FALSE(checkManifestLayout("kiln_gemm_f16", manifest, loaded).ok());
+}
+
 } // namespace
 } // namespace kiln::runtime

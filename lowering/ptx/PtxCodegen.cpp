@@ -21,6 +21,17 @@ EmittedKernel PtxCodegen::run() {
     describeInterface(graph_, options_, shape_, kernel);
     prologue(kernel);
     list(graph_.sequence(graph_.kernel(), ControlEdgeKind::Body));
+    if (tmaRequested() && !discovering_ && tensorMaps_.empty())
+        throw UserError(fmt::format("TMA=1 loads the tiles of a K loop pipelined over STAGES >= 2 "
+                                    "copies (UNROLL=1) that wgmma reads; this kernel has none "
+                                    "(schedule {})",
+                                    scheduleText(options_.schedule)));
+    // The tensor maps after the graph's arguments, each 64-byte aligned.
+    for (ParameterInfo p : tensorMaps_) {
+        ParameterInfo const& last = kernel.parameters.back();
+        p.offset = (last.offset + last.size + 63) / 64 * 64;
+        kernel.parameters.push_back(std::move(p));
+    }
     kernel.sharedBytes = sharedBytes_; // a pipelined loop keeps several copies
     kernel.assumptions = assumptions_;
     writer_.instruction("ret");
@@ -74,6 +85,11 @@ std::string PtxCodegen::hardwareIndex(bool workgroup, int axis) {
 std::string PtxCodegen::text(EmittedKernel const& kernel) const {
     std::string params;
     for (auto const& p : kernel.parameters) {
+        if (p.tensorMap) { // opaque, read by the copy engine through its generic address
+            params += fmt::format("{}    .param .align 64 .b8 {}[128]", params.empty() ? "" : ",\n",
+                                  paramName(p.name));
+            continue;
+        }
         auto const* arg = graph_.findArgument(p.name);
         std::string_view const type = p.pointer ? ".u64"
                                       : arg->dtype == DataType::F16 || arg->dtype == DataType::BF16

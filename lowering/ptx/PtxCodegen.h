@@ -2,7 +2,7 @@
 // the instructions it writes for each part of the walk, defined in PtxCodegen.cpp (kernel frame,
 // control flow, element-wise and reduction operations), PtxMemory.cpp (global loads and stores,
 // values read in place), PtxWorkgroup.cpp (shared-memory staging, the SIMT Multiply's operands),
-// PtxTensorCores.cpp (mma.sync), PtxWarpgroups.cpp (wgmma) and PtxPipeline.cpp (prefetch).
+// PtxTensorCores.cpp (mma.sync), PtxWarpgroups.cpp (wgmma) and PtxPipeline.cpp (prefetch, TMA).
 #pragma once
 
 #include "KernelWalker.h"
@@ -152,6 +152,17 @@ private:
         std::vector<Id> producer, consumer;
     };
     void emitPipeline(Pipeline const& pipeline, bool fast);
+    // TMA=1 (PtxPipeline.cpp): the pipeline's tiles loaded by the copy engine into the swizzled
+    // layout wgmma reads, completion on one mbarrier per copy of shared memory.
+    struct TmaCopy {
+        std::string map;               ///< the tensor-map parameter
+        ExprPtr inner, outer;          ///< the box's first element in the tensor
+        std::int64_t sharedOffset = 0; ///< bytes from the copy's start in shared memory
+    };
+    bool tmaRequested() const;
+    std::vector<TmaCopy> tmaCopies(Id storeShared, std::int64_t& bytes);
+    std::string tensorMapParameter(std::string const& tensor, std::int64_t rows);
+    void emitTmaPipeline(Pipeline const& pipeline);
     /// Whether all of `conditions` hold at the known sizes; nothing when no sizes are known or
     /// a condition needs more than them.
     std::optional<bool> holdAtKnownSizes(std::vector<ExprPtr> const& conditions) const;
@@ -185,6 +196,7 @@ private:
     std::vector<std::string> assumptions_;    ///< those a kernel for known sizes traps on
     std::vector<ExprPtr> producerConditions_; ///< every copy's, as well as its own
     std::string sharedBase_;                  ///< u32 register: kiln_shared's address
+    std::vector<ParameterInfo> tensorMaps_;   ///< the TMA tensor maps the kernel takes, in order
 };
 
 } // namespace kiln::lowering::detail

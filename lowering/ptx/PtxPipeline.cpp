@@ -27,9 +27,30 @@
 // (branches, element-by-element edges, the producer first) runs where the check fails or a run
 // cannot be copied without a branch. A kernel for known sizes (CodegenOptions::sizes) holds only
 // the version that runs at them: a sweep's candidate is assembled in half the time.
+//
+// With TMA=1 (sm_90a, tiles that wgmma reads) the copy engine loads the tiles instead: one
+// workitem issues, per copy of shared memory, a cp.async.bulk.tensor of each 64-element column
+// of each staged tile (a box of 64 x rows, the 128-byte swizzle: the layout wgmma reads,
+// SharedLayout::Swizzle), completing on that copy's mbarrier, whose expected bytes are the whole
+// boxes (the copy engine fills what lies outside the tensor with zeros and counts it). Consumers
+// wait on the mbarrier's phase instead of cp.async.wait_group; the one barrier per iteration
+// stays, and tells the issuing workitem that every warp is done with the copy it overwrites:
+//
+//     init one mbarrier per copy; fence.mbarrier_init; barrier
+//     produce(0) .. produce(lead - 1)            (one workitem, where the loop runs that far)
+//     loop i:  barrier
+//              produce(i + lead) into copy (i + lead) % STAGES
+//              wait on copy i % STAGES's mbarrier, parity (i / STAGES) % 2
+//              consume(i)
+//
+// Where boxes overhang the tensor there is nothing to mask, so a TMA kernel has one version of
+// the loop for every size; what it needs of the sizes is what a tensor map needs: rows a multiple
+// of 16 bytes apart, which the launcher checks when it encodes the map (TensorMapLayout::check).
 #include "PtxCodegen.h"
 #include "kiln/graph/Bindings.h"
+#include "kiln/graph/Distribution.h"
 #include "kiln/graph/Evaluate.h"
+#include "kiln/lowering/TensorMaps.h"
 
 namespace kiln::lowering::detail {
 
@@ -101,6 +122,12 @@ bool PtxCodegen::pipelinedLoop(Id op, Operation const& o) {
     requireShared(stages, stageBytes);
     sharedBytes_ = static_cast<std::size_t>(stageBytes * stages);
     Pipeline const pipeline{op, o, counter, steps[0], stages, stageBytes, producer, consumer};
+    // The first run of the generator (findWarpgroupTiles) plans only; it has no swizzled tiles
+    // yet and writes no staging, so it walks the plain pipeline.
+    if (tmaRequested() && !discovering_) {
+        emitTmaPipeline(pipeline);
+        return true;
+    }
 
     // The fast version copies without a branch and lets ptxas interleave the copies' address
     // arithmetic with the multiply (one basic block); it needs alignment that only sizes decide,
@@ -248,6 +275,234 @@ void PtxCodegen::emitPipeline(Pipeline const& pl, bool fast) {
     writer_.instruction(fmt::format("bra.uni {}", top));
     writer_.label(done);
     writer_.instruction("cp.async.wait_all");
+    if (overlap)
+        writer_.instruction("wgmma.wait_group.sync.aligned 0");
+    warpgroupsInFlight_ = 0;
+}
+
+bool PtxCodegen::tmaRequested() const {
+    auto const tma = options_.schedule.find("TMA");
+    return tma != options_.schedule.end() && tma->second != 0;
+}
+
+std::string PtxCodegen::tensorMapParameter(std::string const& tensor, std::int64_t rows) {
+    std::string const name = tensor + "_tma";
+    for (ParameterInfo const& p : tensorMaps_)
+        if (p.name == name) {
+            if (p.tensorMap->box[1] != rows)
+                throw UserError(fmt::format("TMA=1 loads tensor {} in boxes of {} and of {} rows; "
+                                            "one tensor map holds one box",
+                                            tensor, p.tensorMap->box[1], rows));
+            return name;
+        }
+    if (graph_.findArgument(name))
+        throw UserError(fmt::format("TMA=1 names the tensor map of {} '{}', which is already an "
+                                    "argument of the kernel",
+                                    tensor, name));
+    auto const geometry = tensorGeometry(graph_, tensor);
+    auto const* arg = graph_.findArgument(tensor);
+    KILN_ASSERT(geometry && arg, "tensor {} has no geometry", tensor);
+    ParameterInfo p;
+    p.name = name;
+    p.type = std::string(kiln::name(arg->dtype));
+    p.size = 128;
+    p.meaning = fmt::format("tensor map of {}", tensor);
+    TensorMapInfo map{.tensor = tensor, .box = {64, rows}};
+    for (ExprPtr const& size : geometry->sizes)
+        map.sizes.push_back(toString(size));
+    for (std::size_t d = 1; d < geometry->strides.size(); ++d)
+        map.strides.push_back(toString(geometry->strides[d]));
+    p.tensorMap = std::move(map);
+    tensorMaps_.push_back(std::move(p));
+    return name;
+}
+
+// The boxes that load StoreShared `op`'s tile at the current loop counter, and the tile's bytes.
+// The tile must be one wgmma reads (swizzled), of a 2-dimensional tensor, its rows along the
+// tensor's contiguous axis: then each 64-element column of it is one box of the tensor map.
+std::vector<PtxCodegen::TmaCopy> PtxCodegen::tmaCopies(Id op, std::int64_t& bytes) {
+    Id const source = graph_.mapping.get(op, role::source),
+             shared = graph_.mapping.get(op, role::dest);
+    auto refuse = [&](std::string_view why) {
+        return UserError(fmt::format("TMA=1: the tile staged into Shared #{} cannot be loaded by "
+                                     "the copy engine: {} (schedule {})",
+                                     shared, why, scheduleText(options_.schedule)));
+    };
+    auto const swizzle = shared_.swizzles.find(shared);
+    if (swizzle == shared_.swizzles.end())
+        throw refuse("wgmma does not read it (TMA loads only the swizzled tiles of MMA=1, "
+                     "WT_M=16, WT_N=0 on sm_90a)");
+    auto const view = views_.find(source);
+    KILN_ASSERT(view != views_.end(), "the staged value #{} is not a view", source);
+    Id const memory = graph_.mapping.get(view->second, role::source);
+    std::string const& tensor = graph_.coordinates.node(memory).name;
+    auto const geometry = tensorGeometry(graph_, tensor);
+    if (!geometry || geometry->axes.size() != 2)
+        throw refuse(fmt::format("tensor {} is not a matrix with a contiguous axis", tensor));
+    Distribution const dist = distributionOf(graph_, source);
+    if (dist.locals.size() != 2)
+        throw refuse("the tile is not two-dimensional");
+    // The tile's place in the tensor and in shared memory with local index `one` at 1, the other
+    // at 0 (none: both 0).
+    auto at = [&](std::optional<std::size_t> one) {
+        auto k = known();
+        for (std::size_t i = 0; i < dist.locals.size(); ++i)
+            k[dist.locals[i]] = literal(one == i ? 1 : 0);
+        IndexSolution const s = solveIndices(graph_, k, {shared, memory}, facts_);
+        std::array<ExprPtr, 3> r{s.at(shared), nullptr, nullptr};
+        for (std::size_t a = 0; a < 2; ++a) {
+            auto const it = s.indices.find(geometry->axes[a]);
+            if (it == s.indices.end())
+                throw refuse(fmt::format("its place along axis {} of {} is not solved", a, tensor));
+            r[a + 1] = facts_.reduce(it->second);
+        }
+        return r;
+    };
+    auto const origin = at(std::nullopt);
+    std::int64_t const row = swizzle->second.rowLength, rows = swizzle->second.rows;
+    if (IndexFacts::difference(origin[0], literal(0)) != std::int64_t{0})
+        throw refuse("it does not start its Shared dimension");
+    // Which local index runs along the tensor's contiguous axis (the tile's rows) and which
+    // across it.
+    std::optional<std::size_t> along, across;
+    for (std::size_t i = 0; i < 2; ++i) {
+        auto const moved = at(i);
+        auto step = [&](std::size_t c) { return IndexFacts::difference(moved[c], origin[c]); };
+        std::int64_t const size = constantSize(graph_, dist.locals[i], "the staged tile's index");
+        if (step(0) == std::int64_t{1} && step(1) == std::int64_t{1} &&
+            step(2) == std::int64_t{0} && size == row)
+            along = i;
+        else if (step(0) == row && step(1) == std::int64_t{0} && step(2) == std::int64_t{1} &&
+                 size == rows)
+            across = i;
+    }
+    if (!along || !across)
+        throw refuse(fmt::format("its rows do not run along the contiguous axis of {}", tensor));
+    if (rows > 256)
+        throw refuse(fmt::format("{} rows; a box has at most 256", rows));
+    std::string const map = tensorMapParameter(tensor, rows);
+    std::vector<TmaCopy> copies;
+    std::int64_t const offset = static_cast<std::int64_t>(shared_.offsets.at(shared));
+    for (std::int64_t column = 0; column < row; column += 64)
+        copies.push_back(
+            {map, simplify(origin[1] + literal(column)), origin[2], offset + column * rows * 2});
+    bytes += row * rows * 2;
+    return copies;
+}
+
+void PtxCodegen::emitTmaPipeline(Pipeline const& pl) {
+    if (!arch_.has(arch::Capability::HasTMA) || !arch_.has(arch::Capability::HasWGMMA))
+        throw UserError(fmt::format("TMA=1 loads the tiles wgmma reads with the copy engine, "
+                                    "which {} does not have with wgmma (sm_90a does)",
+                                    options_.target));
+    // One mbarrier (8 bytes) per copy, after the copies.
+    sharedBytes_ = static_cast<std::size_t>(pl.stageBytes * pl.stages + 8 * pl.stages);
+    requireShared(1, static_cast<std::int64_t>(sharedBytes_));
+    std::string const first = sharedBase_;
+    bool const overlap = pl.stages >= 3;
+    std::int64_t const lead = overlap ? pl.stages - 2 : pl.stages - 1;
+    warpgroupsInFlight_ = overlap ? 1 : 0;
+    auto offset = [&](std::int64_t bytes) {
+        std::string const r = writer_.newRegister(PtxType::B32);
+        writer_.instruction(fmt::format("add.u32 {}, {}, {}", r, first, bytes));
+        return r;
+    };
+    std::int64_t const barriers = pl.stages * pl.stageBytes;
+    ExprPtr const elected = binary(BinaryOp::Equal, linearWorkitem(shape_), literal(0));
+    std::string const issuer = writer_.emit(elected, DataType::Bool, bindings());
+    for (std::int64_t s = 0; s < pl.stages; ++s)
+        writer_.instruction(fmt::format("@{} mbarrier.init.shared::cta.b64 [{}], 1", issuer,
+                                        offset(barriers + 8 * s)));
+    writer_.instruction("fence.mbarrier_init.release.cluster");
+    writer_.instruction("bar.sync 0");
+
+    // The producer of iteration counter + `shift` into the copy at `base`, completing on the
+    // mbarrier at `full`: issued by one workitem, where the loop runs that far.
+    auto produce = [&](std::int64_t shift, std::string const& base, std::string const& full) {
+        writer_.pushScope();
+        ExprPtr const shifted = simplify(index(pl.counter) + literal(shift));
+        shifted_[pl.counter] = shifted;
+        ExprPtr const inside = simplify(substitute(pl.o.expression, {{pl.counter, shifted}}));
+        std::string const p =
+            writer_.emit(binary(BinaryOp::LogicalAnd, elected, inside), DataType::Bool, bindings());
+        std::vector<TmaCopy> copies;
+        std::int64_t bytes = 0;
+        for (Id b : pl.producer) {
+            if (graph_.control.node(b).kind != OperationKind::StoreShared) {
+                operation(b); // a workgroup's tile: a view, no code
+                continue;
+            }
+            auto const more = tmaCopies(b, bytes);
+            copies.insert(copies.end(), more.begin(), more.end());
+        }
+        writer_.instruction(fmt::format("@{} mbarrier.arrive.expect_tx.shared::cta.b64 _, [{}], {}",
+                                        p, full, bytes));
+        for (TmaCopy const& c : copies) {
+            std::string const param = writer_.newRegister(PtxType::U64),
+                              map = writer_.newRegister(PtxType::U64),
+                              destination = writer_.newRegister(PtxType::B32);
+            writer_.instruction(fmt::format("mov.u64 {}, {}", param, paramName(c.map)));
+            writer_.instruction(fmt::format("cvta.param.u64 {}, {}", map, param));
+            writer_.instruction(
+                fmt::format("add.u32 {}, {}, {}", destination, base, c.sharedOffset));
+            std::array<std::string, 2> coordinates;
+            for (std::size_t a = 0; a < 2; ++a) {
+                coordinates[a] = writer_.newRegister(PtxType::B32);
+                writer_.instruction(
+                    fmt::format("cvt.u32.u64 {}, {}", coordinates[a],
+                                writer_.emitIndex(a == 0 ? c.inner : c.outer, bindings())));
+            }
+            writer_.instruction(fmt::format(
+                "@{} cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                "[{}], [{}, {{{}, {}}}], [{}]",
+                p, destination, map, coordinates[0], coordinates[1], full));
+        }
+        shifted_.clear();
+        writer_.popScope();
+    };
+
+    for (Id init : graph_.successors(pl.op, ControlEdgeKind::Initialize))
+        operation(init);
+    for (std::int64_t s = 0; s < lead; ++s)
+        produce(s, offset(s * pl.stageBytes), offset(barriers + 8 * s));
+    std::string const read = offset(0), write = offset(lead * pl.stageBytes),
+                      end = offset(barriers), readFull = offset(barriers),
+                      writeFull = offset(barriers + 8 * lead),
+                      phase = writer_.newRegister(PtxType::B32);
+    writer_.instruction(fmt::format("mov.u32 {}, 0", phase));
+    std::string const top = writer_.newLabel("loop"), done = writer_.newLabel("done");
+    writer_.label(top);
+    writer_.pushScope();
+    std::string const p = writer_.emit(pl.o.expression, DataType::Bool, bindings());
+    writer_.instruction(fmt::format("@!{} bra {}", p, done));
+    // Every warp is done with the copy the producer overwrites: consume(i - 1) (without a group
+    // in flight) or consume(i - 2) (whose wgmmas each warp waited for in consume(i - 1)).
+    writer_.instruction("bar.sync 0");
+    produce(lead, write, writeFull);
+    std::string const wait = writer_.newLabel("wait"), ready = writer_.newRegister(PtxType::Pred);
+    writer_.label(wait);
+    writer_.instruction(fmt::format("mbarrier.try_wait.parity.shared::cta.b64 {}, [{}], {}", ready,
+                                    readFull, phase));
+    writer_.instruction(fmt::format("@!{} bra {}", ready, wait));
+    sharedBase_ = read;
+    list(pl.consumer);
+    sharedBase_ = first;
+    operation(pl.increment);
+    // On to the next copy and its mbarrier, round the ring; reading copy 0 again, the next phase.
+    for (auto const& [r, full, flips] :
+         {std::tuple{read, readFull, true}, std::tuple{write, writeFull, false}}) {
+        std::string const wrapped = writer_.newRegister(PtxType::Pred);
+        writer_.instruction(fmt::format("add.u32 {0}, {0}, {1}", r, pl.stageBytes));
+        writer_.instruction(fmt::format("add.u32 {0}, {0}, 8", full));
+        writer_.instruction(fmt::format("setp.eq.u32 {}, {}, {}", wrapped, r, end));
+        writer_.instruction(fmt::format("selp.b32 {0}, {1}, {0}, {2}", r, first, wrapped));
+        writer_.instruction(fmt::format("selp.b32 {0}, {1}, {0}, {2}", full, end, wrapped));
+        if (flips)
+            writer_.instruction(fmt::format("@{0} xor.b32 {1}, {1}, 1", wrapped, phase));
+    }
+    writer_.popScope();
+    writer_.instruction(fmt::format("bra.uni {}", top));
+    writer_.label(done);
     if (overlap)
         writer_.instruction("wgmma.wait_group.sync.aligned 0");
     warpgroupsInFlight_ = 0;

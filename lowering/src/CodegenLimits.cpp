@@ -30,6 +30,22 @@ void checkCodegenParameters(CodegenOptions const& options) {
                 "copies (cp.async), which {} does not have; use STAGES=1",
                 stages->second, stages->second, options.target));
     }
+    if (auto const tma = options.schedule.find("TMA"); tma != options.schedule.end()) {
+        if (tma->second != 0 && tma->second != 1)
+            throw UserError(fmt::format("TMA={} must be 0 (tiles staged by every workitem) or 1 "
+                                        "(loaded by the copy engine)",
+                                        tma->second));
+        if (tma->second == 1 &&
+            !(arch.has(arch::Capability::HasTMA) && arch.has(arch::Capability::HasWGMMA)))
+            throw UserError(
+                fmt::format("TMA=1 loads the tiles wgmma reads with the copy engine "
+                            "(cp.async.bulk.tensor), which {} does not have with wgmma; "
+                            "use TMA=0 (sm_90a has both)",
+                            options.target));
+        auto const stages = options.schedule.find("STAGES");
+        if (tma->second == 1 && (stages == options.schedule.end() || stages->second < 2))
+            throw UserError("TMA=1 fills the copies of a pipelined K loop; it needs STAGES >= 2");
+    }
     if (auto const blocks = options.schedule.find("MIN_BLOCKS"); blocks != options.schedule.end()) {
         std::int64_t const most = arch.fact("max_blocks_per_multiprocessor").value_or(32);
         if (blocks->second < 0 || blocks->second > most)

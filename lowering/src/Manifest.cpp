@@ -1,11 +1,15 @@
 // The interface half of a generated kernel: parameters from the graph's arguments, the launch
-// shape, the manifest JSON and the graph's hash. Shared by every target.
+// shape, the manifest JSON (tensor maps included) and the graph's hash, and the tensors' geometry
+// that tensor maps describe (TensorMaps.h). Shared by every target.
 #include "CodeGenerators.h"
 #include "kiln/graph/ExpressionText.h"
 #include "kiln/graph/GraphJson.h"
+#include "kiln/graph/Simplify.h"
 #include "kiln/lowering/Codegen.h"
 #include "kiln/lowering/LaunchShape.h"
+#include "kiln/lowering/TensorMaps.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -45,6 +49,34 @@ void describeInterface(KernelGraph const& graph, CodegenOptions const& options,
     kernel.graphHash = fmt::format("{:016x}", h);
 }
 
+std::optional<TensorGeometry> tensorGeometry(KernelGraph const& graph, std::string const& name) {
+    for (Id d : graph.coordinates.nodes()) {
+        auto const& user = graph.coordinates.node(d);
+        if (user.kind != DimensionKind::User || user.name != name)
+            continue;
+        for (Id e : graph.coordinates.outgoing(d)) {
+            if (graph.coordinates.edge(e).kind != CoordinateEdgeKind::Split)
+                continue;
+            // Axis 0 outermost, as the Split lists them; the driver wants the innermost first.
+            TensorGeometry g;
+            auto axes = graph.coordinates.heads(e);
+            std::reverse(axes.begin(), axes.end());
+            for (Id a : axes) {
+                auto const& axis = graph.coordinates.node(a);
+                if (axis.kind != DimensionKind::SubDimension || !axis.size || !axis.stride)
+                    return std::nullopt;
+                g.sizes.push_back(simplify(axis.size));
+                g.strides.push_back(simplify(axis.stride));
+                g.axes.push_back(a);
+            }
+            if (g.axes.empty() || literalInt(g.strides[0]) != std::int64_t{1})
+                return std::nullopt;
+            return g;
+        }
+    }
+    return std::nullopt;
+}
+
 std::string EmittedKernel::manifestJson() const {
     nlohmann::ordered_json m;
     m["entry"] = entry;
@@ -53,13 +85,23 @@ std::string EmittedKernel::manifestJson() const {
     m["grid"] = grid;
     m["shared_bytes"] = sharedBytes;
     auto& params = m["parameters"] = nlohmann::ordered_json::array();
-    for (auto const& p : parameters)
-        params.push_back({{"name", p.name},
-                          {"type", p.type},
-                          {"kind", p.pointer ? "pointer" : "value"},
-                          {"size", p.size},
-                          {"offset", p.offset},
-                          {"meaning", p.meaning}});
+    for (auto const& p : parameters) {
+        nlohmann::ordered_json item{{"name", p.name},
+                                    {"type", p.type},
+                                    {"kind", p.tensorMap ? "tensor_map"
+                                             : p.pointer ? "pointer"
+                                                         : "value"},
+                                    {"size", p.size},
+                                    {"offset", p.offset},
+                                    {"meaning", p.meaning}};
+        if (p.tensorMap)
+            item["tensor_map"] = {{"tensor", p.tensorMap->tensor},
+                                  {"box", p.tensorMap->box},
+                                  {"swizzle", p.tensorMap->swizzle},
+                                  {"sizes", p.tensorMap->sizes},
+                                  {"strides", p.tensorMap->strides}};
+        params.push_back(std::move(item));
+    }
     m["schedule"] = schedule;
     if (!assumptions.empty())
         m["assumes"] = assumptions;

@@ -2,6 +2,7 @@
 
 #include "kiln/graph/Reference.h"
 #include "kiln/lowering/LaunchShape.h"
+#include "kiln/lowering/TensorMaps.h"
 #include "kiln/runtime/CommandBuffer.h"
 #include "kiln/runtime/DeviceMemory.h"
 #include "kiln/runtime/Event.h"
@@ -403,6 +404,35 @@ runtime::Expected<DeviceRunResult> DeviceProblem::run(runtime::Kernel const& ker
                 break;
             }
         }
+        // A TMA kernel's tensor maps, after the graph's arguments: each encoded from its
+        // tensor's address and the tensor's extents and strides in the lowered graph.
+        if (kernel.manifest())
+            for (auto const& p : kernel.manifest()->parameters) {
+                if (p.kind != runtime::ParameterKind::TensorMap)
+                    continue;
+                auto const geometry = lowering::tensorGeometry(lowered, p.tensor);
+                if (!geometry || geometry->sizes.size() != p.tensorMap->rank ||
+                    !s.tensors.count(p.tensor))
+                    return Error(ErrorCode::InvalidArgument,
+                                 fmt::format("the tensor map {} maps '{}', which the Command "
+                                             "has not as a tensor of {} dimensions",
+                                             p.name, p.tensor, p.tensorMap->rank));
+                runtime::TensorMapLayout layout;
+                layout.shape = *p.tensorMap;
+                BindingsEnvironment const sizes(s.bindings);
+                for (std::size_t d = 0; d < geometry->sizes.size(); ++d) {
+                    layout.sizes[d] =
+                        static_cast<std::uint64_t>(evaluateInt(*geometry->sizes[d], sizes));
+                    if (d > 0)
+                        layout.strides[d] = static_cast<std::uint64_t>(
+                            evaluateInt(*geometry->strides[d], sizes) *
+                            static_cast<std::int64_t>(runtime::sizeOf(p.type)));
+                }
+                auto const map = s.device->encodeTensorMap(address(p.tensor), layout);
+                if (!map.ok())
+                    return map.error().withContext("the tensor map " + p.name);
+                arguments.add(map.value());
+            }
         return arguments;
     };
     KILN_ASSIGN_OR_RETURN(auto const arguments, argumentsAt([&](std::string const& name) {

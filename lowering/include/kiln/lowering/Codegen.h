@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,9 @@ struct CodegenOptions {
 };
 
 /// The schedule parameters code generation reads itself (beside those of the rules):
-/// MIN_BLOCKS (.minnctapersm) and STAGES (copies of a pipelined loop's shared memory).
-inline constexpr char const* kCodegenParameters[] = {"MIN_BLOCKS", "STAGES"};
+/// MIN_BLOCKS (.minnctapersm), STAGES (copies of a pipelined loop's shared memory) and TMA (1: a
+/// pipelined loop's wgmma tiles loaded by the copy engine, PtxPipeline.cpp).
+inline constexpr char const* kCodegenParameters[] = {"MIN_BLOCKS", "STAGES", "TMA"};
 
 /// A kernel's instructions, at most: both code generators refuse a kernel as it passes them, so
 /// that a schedule that writes out an unrolled loop over a huge tile stops at once instead of
@@ -50,13 +52,25 @@ std::string scheduleText(std::map<std::string, std::int64_t> const& schedule);
 /// parameter and target. Every code generator calls it first.
 void checkCodegenParameters(CodegenOptions const& options);
 
+/// What a TMA tensor-map parameter maps (the manifest's "tensor_map"): the tensor, the box one
+/// copy moves and the swizzle, and the tensor's extents and strides as expressions of the sizes
+/// (TensorMaps.h), from which a launcher encodes it.
+struct TensorMapInfo {
+    std::string tensor;
+    std::vector<std::int64_t> box;    ///< elements per dimension, innermost first
+    std::string swizzle = "128B";     ///< "none", "32B", "64B", "128B"
+    std::vector<std::string> sizes;   ///< elements per dimension, innermost first
+    std::vector<std::string> strides; ///< elements between indices of dimensions 1 .. rank - 1
+};
+
 /// One kernel parameter, in order.
 struct ParameterInfo {
     std::string name;
-    std::string type; ///< element type for a pointer, else the value's type ("f32", "i64")
+    std::string type; ///< element type for a pointer or a tensor map, else the value's type
     bool pointer = false;
     std::size_t size = 0, offset = 0;
-    std::string meaning; ///< "tensor X", "scalar alpha", "size N"
+    std::string meaning;                    ///< "tensor X", "scalar alpha", "size N"
+    std::optional<TensorMapInfo> tensorMap; ///< a TMA tensor map (128 bytes, 64-byte aligned)
 };
 
 struct EmittedKernel {

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# gpu-tma.sh: on the GPU machine, the wgmma GEMM whose K slices the copy engine loads (TMA=1,
+# issue 18) against the same schedule staged with cp.async, and cuBLAS. Builds Kiln in a fresh
+# folder, runs the GPU tests of TMA and wgmma kernels, then times at SIZE^3 (f16, and bf16 with
+# A and B stored transposed) each schedule of POINTS with `kiln run --repetitions` twice, and
+# torch.matmul (cuBLAS) in the same call. Logs go to $OUT; a short table is printed last.
+#
+#   OUT=/tmp/out scripts/gpu-tma.sh            # build folder: $KILN_GPU_BUILD or /tmp/kiln-tma
+#   SKIP="tests" SIZE=4096 ...                 # leave the GPU tests out; the default size
+#   TESTS='Tma|wgmma' ...                      # the ctest regex of the GPU tests
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-tma-out}
+BUILD=${KILN_GPU_BUILD:-/tmp/kiln-tma}
+JOBS=${JOBS:-$(nproc)}
+SIZE=${SIZE:-4096}
+TESTS=${TESTS:-Tma|wgmma}
+mkdir -p "$OUT"
+status=0
+step() { echo "== $* (${SECONDS}s)"; }
+want() { [[ " ${SKIP:-} " != *" $1 "* ]]; }
+
+WGMMA="MMA=1,MT_M=128,MT_N=256,MT_K=64,WT_M=16,WT_N=0"
+# name:command:params
+POINTS=${POINTS:-"
+cp.async-128x256-s4:gemm-f16.json:$WGMMA,STAGES=4
+tma-128x256-s4:gemm-f16.json:$WGMMA,STAGES=4,TMA=1
+tma-128x256-s3:gemm-f16.json:$WGMMA,STAGES=3,TMA=1
+tma-128x128-s4:gemm-f16.json:MMA=1,MT_M=128,MT_N=128,MT_K=64,WT_M=16,STAGES=4,TMA=1
+bf16-cp.async-128x256-s4:gemm-bf16.json:$WGMMA,STAGES=4
+bf16-tma-128x256-s4:gemm-bf16.json:$WGMMA,STAGES=4,TMA=1
+"}
+
+step "device"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm \
+    --format=csv >"$OUT/device.txt" 2>&1
+cat "$OUT/device.txt"
+
+step "build"
+rm -rf "$BUILD"
+if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1 &&
+        cmake --build "$BUILD" -j "$JOBS" --target kiln kiln_lowering_gpu_tests \
+            kiln_runtime_gpu_tests >"$OUT/build.log" 2>&1; }; then
+    grep -E "error|FAILED" -A5 "$OUT/build.log" "$OUT/configure.log" | head -60
+    echo "build failed"; exit 1
+fi
+KILN="$BUILD/tools/kiln/kiln"
+
+if want tests; then
+    step "ctest -L gpu -R '$TESTS'"
+    (cd "$BUILD" && KILN_REQUIRE_GPU=1 ctest -L gpu -R "$TESTS" -V --timeout 300) \
+        >"$OUT/ctest-gpu.log" 2>&1 || status=1
+    grep -E "\[ gpu  |tests passed|\(Failed\)|\(Skipped\)|Failure" "$OUT/ctest-gpu.log" \
+        | sed 's/^[0-9]*: //' | awk '!seen[$0]++' | head -60
+fi
+
+step "kiln run at $SIZE^3"
+: >"$OUT/table.txt"
+for point in $POINTS; do
+    IFS=: read -r name command params <<<"$point"
+    for i in 1 2; do
+        log="$OUT/run.log"
+        echo "### $name ($command $params) #$i" >>"$log"
+        line=$(timeout 120 "$KILN" run "examples/$command" --pipeline rules/gemm.pipeline.json \
+            --params "$params" --size M=$SIZE --size N=$SIZE --size K=$SIZE \
+            --repetitions 100 2>&1 | tee -a "$log" | sed -n 's/^time \([0-9.]*\) ms median.*/\1/p')
+        grep -E "error|registers" "$log" | tail -2 | sed "s/^/  $name: /"
+        [ -z "$line" ] && status=1
+        echo "$name $i ${line:-failed}" >>"$OUT/table.txt"
+    done
+done
+
+step "cuBLAS (torch.matmul) at $SIZE^3"
+timeout 120 python3 - "$SIZE" >"$OUT/cublas.log" 2>&1 <<'EOF' || status=1
+import sys, torch, triton
+n = int(sys.argv[1])
+for dtype in (torch.float16, torch.bfloat16):
+    a = torch.randn(n, n, device="cuda", dtype=dtype)
+    b = torch.randn(n, n, device="cuda", dtype=dtype)
+    for i in (1, 2):
+        ms = triton.testing.do_bench(lambda: a @ b, warmup=100, rep=500, return_mode="median")
+        print(f"cublas-{str(dtype).split('.')[-1]} {i} {ms:.4f}")
+EOF
+grep -E "^cublas" "$OUT/cublas.log" >>"$OUT/table.txt" || tail -5 "$OUT/cublas.log"
+
+echo
+echo "================ summary (median ms at $SIZE^3; ratio = cuBLAS / it) ================"
+awk '{t[$1]=(t[$1]==""?$3:t[$1]" "$3)} END {for (k in t) print k, t[k]}' "$OUT/table.txt" | sort \
+    | awk -v f16="$(awk '$1=="cublas-float16"{print $3; exit}' "$OUT/table.txt")" \
+          -v bf16="$(awk '$1=="cublas-bfloat16"{print $3; exit}' "$OUT/table.txt")" \
+        '{ ref = ($1 ~ /bf16|bfloat16/) ? bf16 : f16;
+           printf "%-26s %-22s %s\n", $1, $2" "$3, ($2+0 > 0 && ref > 0) ? sprintf("%.3fx", ref/$2) : "" }'
+grep -E "tests passed" "$OUT/ctest-gpu.log" 2>/dev/null
+echo "status: $status (logs in $OUT)"
+exit $status

@@ -226,6 +226,15 @@ std::string Command::add(CommandOperation op) {
         if (!sameShape(v.shape, expected))
             error(fmt::format("{} of '{}' ({}) into tensor '{}' ({})", opName, op.inputs[0],
                               shapeText(v.shape), t.name, shapeText(expected)));
+        // A stride of 0 broadcasts a load; stored, the elements of that axis share one place
+        // and the workitems that own them race for it.
+        for (std::size_t k = 0; k < t.strides.size(); ++k)
+            if (literalInt(t.strides[k]) == std::int64_t{0} &&
+                literalInt(t.shape[k]) != std::int64_t{1})
+                error(fmt::format("{} into tensor '{}', whose axis {} has stride 0: its {} "
+                                  "elements would share one place (a stride of 0 broadcasts "
+                                  "what is loaded; a stored tensor needs a place per element)",
+                                  opName, t.name, k, toString(t.shape[k])));
         break;
     }
     case CommandOpKind::Execute: {

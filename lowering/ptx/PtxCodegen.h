@@ -2,7 +2,8 @@
 // the instructions it writes for each part of the walk, defined in PtxCodegen.cpp (kernel frame,
 // control flow, element-wise and reduction operations), PtxMemory.cpp (global loads and stores,
 // values read in place), PtxWorkgroup.cpp (shared-memory staging, the SIMT Multiply's operands),
-// PtxTensorCores.cpp (mma.sync), PtxWarpgroups.cpp (wgmma) and PtxPipeline.cpp (prefetch, TMA).
+// PtxTensorCores.cpp (mma.sync), PtxWarpgroups.cpp (wgmma), PtxPipeline.cpp (prefetch, TMA) and
+// PtxReductions.cpp (a Reduce whose workitems share rows: shfl.sync and a shared scratch).
 #pragma once
 
 #include "KernelWalker.h"
@@ -86,6 +87,18 @@ private:
     void assignIndex(Id dest, ExprPtr const& e) override;
     void assignElement(Held& held, std::size_t c, ExprPtr const& e) override;
     void reduceRows(Operation const& o, Held& held, Reduction const& r) override;
+    // A Reduce whose workitems share rows (PtxReductions.cpp).
+    std::string combineIdentity(Combine combine, DataType type) override;
+    void combineInto(Combine combine, std::string const& acc, DataType accType,
+                     std::string const& value, DataType valueType,
+                     std::vector<ExprPtr> const& conditions) override;
+    void combineAcrossLanes(Combine combine, std::string const& acc, DataType type,
+                            std::int64_t distance) override;
+    void writeScratch(std::string const& acc, DataType type, ExprPtr const& slot) override;
+    std::string readScratch(DataType type, ExprPtr const& slot) override;
+    void setReduced(Held& held, std::size_t c, std::string const& acc, DataType accType) override;
+    // The shared address of the reduction scratch's slot `slot` (8 bytes each).
+    std::string scratchAddress(ExprPtr const& slot);
     bool planningOnly() const override { return discovering_; }
 
     // ---- Global memory (PtxMemory.cpp) ---------------------------------------------------
@@ -186,6 +199,7 @@ private:
     arch::Arch const& arch_; ///< the target's facts and capabilities
     std::map<std::string, std::string> pointers_;
     std::size_t sharedBytes_ = 0;
+    std::optional<std::size_t> scratchOffset_; ///< the reduction scratch's place in kiln_shared
     std::string halves_[2];     ///< the two 16-bit halves of the word being packed or unpacked
     SharedLayout shared_;       ///< where each Shared dimension lies in kiln_shared
     bool asyncPending_ = false; ///< cp.async copies issued since the last barrier

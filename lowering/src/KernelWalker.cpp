@@ -361,7 +361,7 @@ std::optional<ElementwiseRun> KernelWalker<Register>::elementwiseRun(std::vector
 // before computing it (in a loop, the next iteration's), is dead once its chunk is stored: its
 // chunk's registers are given back then (AMDGCN frees a register with the last Value naming it;
 // PTX's names are not read again), so that the run needs a chunk of each, not the whole value,
-// beside the accumulators.
+// beside the accumulators; after the run it is not held at all.
 template <class Register>
 std::vector<Id> KernelWalker<Register>::diesInItsChunk(ElementwiseRun const& run) const {
     std::vector<Id> dead;
@@ -428,6 +428,10 @@ void KernelWalker<Register>::elementwiseChunks(ElementwiseRun const& run) {
                       registers.begin() + static_cast<std::ptrdiff_t>(to), Register{});
         }
     }
+    // Not held any more: a walk of the same operations again (the next copy of an unrolled
+    // body) holds them afresh.
+    for (Id value : dead)
+        held_.erase(value);
 }
 
 // Each element of the dest combines one row of the source (its last axis), read in place.
@@ -452,9 +456,175 @@ void KernelWalker<Register>::reduce(Id op, Operation const& o) {
     // Floating-point rows accumulate in f64: a long f32 sum drifts from the exact one by more
     // than f32's tolerance, and the loop is bound by memory, not by the adds.
     DataType const accumulator = isFloat(h.type) ? DataType::F64 : h.type;
-    reduceRows(o, h,
-               {source, view->second, sourceAxes, destAxes, shape.back(),
-                graph_.coordinates.node(source).dtype.value_or(accumulator), accumulator});
+    Reduction const r{source,       view->second,
+                      sourceAxes,   destAxes,
+                      shape.back(), graph_.coordinates.node(source).dtype.value_or(accumulator),
+                      accumulator};
+    if (auto const rows = cooperativeRows(graph_, shape_, sourceAxes.back()))
+        return reduceCooperatively(o, h, r, *rows);
+    reduceRows(o, h, r);
+}
+
+// Each workitem combines its part of the row: a loop over its chunks, each chunk's elements
+// (the unrolled local indices: consecutive in a row-major tensor) moved as one held value, so
+// that they load in vector accesses; an element outside the row is left out of the combine.
+// Then the row's workitems combine their partial values, first over the lanes of a group of 32
+// (a butterfly: every lane ends with the group's value, the same bits in each, since each step
+// combines the same two values in either order), then through shared memory, where every
+// workitem reads its row's groups' values in one order. The workitem with lane 0 stores.
+template <class Register>
+void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Register>& held,
+                                                 Reduction const& r, CooperativeRows const& rows) {
+    if (graph_.control.node(r.view).kind != OperationKind::LoadTiled &&
+        graph_.control.node(r.view).kind != OperationKind::LoadLinear)
+        throw UserError("a Reduce whose workitems share rows reads a tensor in global memory; "
+                        "a staged tile is not written yet");
+    if (rows.exchanging() > 1 && shape_.workgroupSize() % kLaneGroup != 0)
+        throw UserError(fmt::format("the workitems of a row exchange values in groups of {} "
+                                    "lanes, but the workgroup has {} workitems",
+                                    kLaneGroup, shape_.workgroupSize()));
+    Id const memory = graph_.mapping.get(r.view, role::source);
+    std::vector<std::int64_t> sizes;
+    std::int64_t steps = 1;
+    for (Id u : rows.unrolled) {
+        sizes.push_back(constantSize(graph_, u, "the elements a workitem reads in each step"));
+        steps *= sizes.back();
+    }
+    ExprPtr const chunks = graph_.coordinates.node(rows.chunk).size;
+    if (!chunks)
+        throw UserError(
+            fmt::format("the chunks of a Reduce's rows (#{}) have no size", rows.chunk));
+    ExprPtr const lane = known().at(rows.lanes);
+    for (auto const& element : held.elements)
+        for (Id a : r.destAxes)
+            if (!equal(substitute(element.at(a), {{rows.lanes, literal(1)}}), element.at(a)))
+                throw UserError(fmt::format("the Reduce's result differs between the workitems "
+                                            "(#{}) that share its rows",
+                                            rows.lanes));
+    for (std::size_t c = 0; c < held.elements.size(); ++c) {
+        Register const acc = combineIdentity(o.combine, r.accumulator);
+        assignIndex(rows.chunk, literal(0));
+        LoopLabels const labels = beginLoop(binary(BinaryOp::Less, index(rows.chunk), chunks));
+        Held<Register> part;
+        part.type = r.element;
+        for (std::int64_t s = 0; s < steps; ++s) {
+            auto k = known();
+            for (std::size_t a = 0; a < r.destAxes.size(); ++a)
+                k[r.sourceAxes[a]] = held.elements[c].at(r.destAxes[a]);
+            std::int64_t rest = s;
+            for (std::size_t u = rows.unrolled.size(); u-- > 0;) {
+                k[rows.unrolled[u]] = literal(rest % sizes[u]);
+                rest /= sizes[u];
+            }
+            IndexSolution element = solveIndices(graph_, k, {r.sourceAxes.back()}, facts_);
+            for (std::size_t a = 0; a < r.destAxes.size(); ++a)
+                element.indices[r.sourceAxes[a]] = k.at(r.sourceAxes[a]);
+            for (auto const& extra : held.elements[c].conditions)
+                if (std::none_of(element.conditions.begin(), element.conditions.end(),
+                                 [&](ExprPtr const& e) { return equal(e, extra); }))
+                    element.conditions.push_back(extra);
+            part.elements.push_back(std::move(element));
+        }
+        allocate(r.source, part);
+        move(r.source, part, memory, /*isLoad=*/true);
+        // A missing element was loaded as 0, which a sum may add; a max or a min leaves it out.
+        std::vector<std::vector<ExprPtr>> where(part.registers.size());
+        if (o.combine != Combine::Sum)
+            where = place(r.source, part, memory).conditions;
+        for (std::size_t e = 0; e < part.registers.size(); ++e)
+            combineInto(o.combine, acc, r.accumulator, part.registers[e], part.type, where[e]);
+        assignIndex(rows.chunk, index(rows.chunk) + literal(1));
+        endLoop(labels);
+        indices_.erase(rows.chunk);
+
+        std::int64_t const group = rows.exchanging();
+        for (std::int64_t d = group / 2; d >= 1; d /= 2)
+            combineAcrossLanes(o.combine, acc, r.accumulator, d * rows.stride);
+        Register total = acc;
+        if (rows.throughShared()) {
+            ExprPtr const me = simplify(substitute(linearWorkitem(shape_), known()));
+            writeScratch(acc, r.accumulator, me);
+            barrier();
+            total = combineIdentity(o.combine, r.accumulator);
+            ExprPtr const first = me - lane * literal(rows.stride);
+            for (std::int64_t g = 0; g < rows.count / group; ++g)
+                combineInto(
+                    o.combine, total, r.accumulator,
+                    readScratch(r.accumulator, simplify(first + literal(g * group * rows.stride))),
+                    r.accumulator, {});
+            barrier(); // the scratch is free again for the next row
+        }
+        setReduced(held, c, total, r.accumulator);
+        // Every workitem of the row holds its value; one stores it.
+        held.elements[c].conditions.push_back(binary(BinaryOp::Equal, lane, literal(0)));
+    }
+}
+
+std::int64_t CooperativeRows::exchanging() const {
+    if (stride >= kLaneGroup || (stride & (stride - 1)) != 0)
+        return 1;
+    return std::min(count, kLaneGroup / stride);
+}
+
+std::optional<CooperativeRows> cooperativeRows(KernelGraph const& graph, LaunchShape const& shape,
+                                               Id rowAxis) {
+    auto const& coords = graph.coordinates;
+    auto hardwareOf = [&](Id h) -> std::optional<Id> {
+        for (Id e : coords.outgoing(h))
+            if (coords.edge(e).kind == CoordinateEdgeKind::PassThrough &&
+                isHardware(coords.node(coords.heads(e)[0]).kind))
+                return coords.heads(e)[0];
+        return std::nullopt;
+    };
+    for (Id e : coords.outgoing(rowAxis)) {
+        if (coords.edge(e).kind != CoordinateEdgeKind::Tile)
+            continue;
+        CooperativeRows rows;
+        std::vector<Id> locals;
+        for (Id h : coords.heads(e)) {
+            auto const hardware = hardwareOf(h);
+            if (!hardware) {
+                locals.push_back(h);
+                continue;
+            }
+            if (coords.node(*hardware).kind == DimensionKind::Workgroup)
+                throw UserError("a Reduce whose rows are split over workgroups is not written yet");
+            if (rows.lanes)
+                throw UserError("a Reduce's rows tiled onto two Workitem dimensions are not "
+                                "written yet");
+            rows.lanes = *hardware;
+        }
+        if (!rows.lanes)
+            continue;
+        if (locals.empty())
+            throw UserError(fmt::format("the rows of a Reduce are tiled onto workitems (#{}) "
+                                        "without a local index to loop over",
+                                        rows.lanes));
+        rows.chunk = locals.front();
+        rows.unrolled.assign(locals.begin() + 1, locals.end());
+        rows.count = constantSize(graph, rows.lanes, "the workitems that share a row");
+        if (rows.count < 1 || (rows.count & (rows.count - 1)) != 0)
+            throw UserError(
+                fmt::format("{} workitems share a row; a power of two is written", rows.count));
+        for (std::size_t a = 0; a < 3 && shape.workitems[a] != rows.lanes; ++a)
+            rows.stride *= shape.block[a];
+        return rows;
+    }
+    return std::nullopt;
+}
+
+std::size_t reductionScratchBytes(KernelGraph const& graph, LaunchShape const& shape) {
+    for (Id op : graph.control.nodes()) {
+        if (graph.control.node(op).kind != OperationKind::Reduce)
+            continue;
+        auto const axes = flattenAxes(graph, graph.mapping.get(op, role::source));
+        if (axes.empty())
+            continue;
+        if (auto const rows = cooperativeRows(graph, shape, axes.back());
+            rows && rows->throughShared())
+            return static_cast<std::size_t>(shape.workgroupSize()) * 8;
+    }
+    return 0;
 }
 
 template <class Register>

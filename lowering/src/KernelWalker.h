@@ -8,7 +8,8 @@
 // lies, how a held value's elements group into vector accesses, a ForLoop's shape (a counted
 // loop, a loop written out once per value of an Unroll counter, the barrier that ends a body
 // which stages shared memory), how a StoreShared deals a workgroup's tile out to its workitems
-// in runs, a Reduce's rows (the accumulator's type, each row's element), whether a Multiply's
+// in runs, a Reduce's rows (the accumulator's type, each row's element; for rows that workitems
+// share, each one's part and how their partial values meet), whether a Multiply's
 // accumulators and operands suit a matrix instruction (FragmentLayout.h), the checks and
 // messages of every operation, and the SIMT contraction of a Multiply (per K index: read the
 // operands of the rows and columns, one fma per accumulator). A target (PtxCodegen.h,
@@ -104,6 +105,39 @@ struct ElementwiseRun {
     std::size_t count = 0, chunk = 0;
 };
 
+/// A Reduce whose rows several workitems share (docs/codegen.md, "Cooperative reductions"): the
+/// row's axis is tiled into `chunk` (a local index), a Workitem dimension (`lanes`) and constant
+/// local indices (`unrolled`, the elements a workitem reads in each step, consecutive for a
+/// row-major input); the dest does not depend on `lanes`. Each workitem combines its part of the
+/// row, then the `count` workitems of a row combine their partial values: over the lanes of a
+/// group of 32 (`distance` apart in the workgroup's linear numbering), then through shared
+/// memory. Every workitem of the row ends with the whole row's value; the one with lane 0 stores.
+struct CooperativeRows {
+    Id lanes = 0;             ///< the Workitem dimension whose workitems share a row
+    std::int64_t count = 1;   ///< how many share one (the dimension's size, a power of two)
+    std::int64_t stride = 1;  ///< the distance between two of them in the linear numbering
+    Id chunk = 0;             ///< the local index each workitem's loop counts
+    std::vector<Id> unrolled; ///< the constant local indices read in each step
+
+    /// How many workitems of a row exchange registers directly: those within one group of
+    /// kLaneGroup lanes, where their distance is a power of two below it; 1 otherwise.
+    std::int64_t exchanging() const;
+    /// Whether the partial values of a row's groups meet in shared memory.
+    bool throughShared() const { return count > exchanging(); }
+};
+
+/// The cooperative form of a Reduce whose row runs along `rowAxis`, when the row's axis is
+/// tiled onto a Workitem dimension; nothing when it is not (one workitem reads its whole row).
+/// A UserError for a tiling code generation cannot write (a row split over workgroups, a lane
+/// count that is not a power of two, a second local index whose size is not a constant).
+std::optional<CooperativeRows> cooperativeRows(KernelGraph const& graph, LaunchShape const& shape,
+                                               Id rowAxis);
+/// The bytes of shared memory the cooperative Reduces of `graph` exchange partial values
+/// through: one f64 or i64 slot per workitem of the workgroup; 0 without them.
+std::size_t reductionScratchBytes(KernelGraph const& graph, LaunchShape const& shape);
+/// The lanes that exchange registers directly (shfl.sync on PTX, ds_swizzle on AMDGCN).
+inline constexpr std::int64_t kLaneGroup = 32;
+
 /// The two labels of a counted loop: its top (the condition) and what follows it.
 struct LoopLabels {
     std::string top, done;
@@ -151,6 +185,11 @@ protected:
     /// The element of element `c`'s row of `r` where the row's counter is `counter`.
     Register rowElement(Reduction const& r, Held<Register> const& held, std::size_t c,
                         Register const& counter);
+    /// A Reduce whose workitems share rows: each combines its part, in a loop over its chunks
+    /// (each chunk's elements one held value moved in vector accesses), then across the lanes
+    /// of its row (combineAcrossLanes()) and through shared memory (writeScratch()).
+    void reduceCooperatively(Operation const& o, Held<Register>& held, Reduction const& r,
+                             CooperativeRows const& rows);
     /// A Multiply into a register tile, into accumulator `into` when fused (accumulator()).
     void multiply(Id op, Operation const& o, Id into = 0);
     /// The accumulator a Multiply fuses into (OperationOrder.h) when it is held with the layout
@@ -276,6 +315,24 @@ protected:
     /// Each element of `held` combines one row of a Reduce's source (Reduction), in a loop
     /// whose counter rowElement() reads the row's element at.
     virtual void reduceRows(Operation const& o, Held<Register>& held, Reduction const& r) = 0;
+    /// A cooperative Reduce's steps (reduceCooperatively()):
+    /// a register of `type` holding the identity of `combine`,
+    virtual Register combineIdentity(Combine combine, DataType type) = 0;
+    /// acc = combine(acc, value) where every one of `conditions` holds (`value` of `valueType`),
+    virtual void combineInto(Combine combine, Register const& acc, DataType accType,
+                             Register const& value, DataType valueType,
+                             std::vector<ExprPtr> const& conditions) = 0;
+    /// acc = combine(acc, the acc of the workitem whose linear number is this one's xor
+    /// `distance`), a power of two below kLaneGroup: every lane of the workgroup takes part,
+    virtual void combineAcrossLanes(Combine combine, Register const& acc, DataType type,
+                                    std::int64_t distance) = 0;
+    /// slot `slot` (< the workgroup's size) of the reduction's scratch in shared memory
+    /// (reductionScratchBytes()) written with acc, or read,
+    virtual void writeScratch(Register const& acc, DataType type, ExprPtr const& slot) = 0;
+    virtual Register readScratch(DataType type, ExprPtr const& slot) = 0;
+    /// and element `c` of `held` = acc, converted from `accType`.
+    virtual void setReduced(Held<Register>& held, std::size_t c, Register const& acc,
+                            DataType accType) = 0;
     /// A Multiply's accumulators (not fused: the product's own) set to zero.
     virtual void clearAccumulators(Held<Register>& acc) = 0;
     /// A Multiply on the target's matrix units (tensor cores, warpgroups, MFMA), where the

@@ -352,9 +352,15 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
     Machine const mc = machineOf(a);
     CostEstimate e;
     bool const reduction = p.kind == ProblemKind::Reduction;
-    double const vec = reduction ? 1 : double(std::max<std::int64_t>(param(params, "VEC", 4), 1));
-    e.threads =
-        static_cast<int>(reduction ? param(params, "ROWS", 64) : param(params, "WG_SIZE", 256));
+    // COOP=1 (rows-to-workgroups): LANES workitems share each row, ROWS rows per workgroup,
+    // VEC consecutive elements a read; otherwise one row per workitem.
+    bool const cooperative = reduction && param(params, "COOP", 0) == 1;
+    double const lanes =
+        cooperative ? double(std::max<std::int64_t>(param(params, "LANES", 256), 1)) : 1;
+    double const vec =
+        reduction && !cooperative ? 1 : double(std::max<std::int64_t>(param(params, "VEC", 4), 1));
+    e.threads = static_cast<int>(reduction ? param(params, "ROWS", 64) * std::int64_t(lanes)
+                                           : param(params, "WG_SIZE", 256));
     e.registers = used.registers.value_or(static_cast<int>(16 + 4 * vec));
     e.sharedBytes = used.sharedBytes.value_or(0);
     Occupancy const occ = occupancy(a, e.threads, e.registers, e.sharedBytes);
@@ -363,17 +369,22 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
     if (occ.blocks == 0)
         return infeasible(e, occ.reason);
 
-    double const items = reduction ? double(p.m) : ceilDiv(double(p.n), vec);
+    double const items = reduction ? double(p.m) * lanes : ceilDiv(double(p.n), vec);
     double const blocks = ceilDiv(items, e.threads);
     e.waves = blocks / (mc.sms * occ.blocks);
     double const blocksPerSm = std::min<double>(occ.blocks, ceilDiv(blocks, mc.sms));
     double const bytesPerValue =
         p.readBytes / std::max(1.0, reduction ? double(p.m * p.n) : double(p.n));
     // One row per workitem: the lanes of a warp read addresses a row apart, so every load moves
-    // a whole sector for one value.
-    double const accessBytes = reduction ? std::max(kSectorBytes, bytesPerValue) : bytesPerValue;
+    // a whole sector for one value. Workitems that share a row read consecutive elements.
+    double const accessBytes =
+        reduction && !cooperative ? std::max(kSectorBytes, bytesPerValue) : bytesPerValue;
     e.dramBytes = (reduction ? double(p.m * p.n) * accessBytes : p.readBytes) + p.writtenBytes;
-    double const inFlight = blocksPerSm * e.threads * vec * accessBytes;
+    // A row shorter than a step of its workitems (LANES x VEC elements) leaves some of them
+    // without an element to read.
+    double const step = lanes * vec;
+    double const filled = cooperative ? double(p.n) / (ceilDiv(double(p.n), step) * step) : 1.0;
+    double const inFlight = blocksPerSm * e.threads * vec * accessBytes * filled;
     e.latencyHiding = std::min(1.0, inFlight / mc.bytesInFlightNeeded);
     // Only the multiprocessors that have a block stream.
     double const busy = std::min(1.0, blocks / mc.sms);

@@ -52,7 +52,7 @@ gcn::KernelSpec AmdgcnKernelWriter::specOf(KernelGraph const& graph, EmittedKern
 
 AmdgcnKernelWriter::AmdgcnKernelWriter(KernelGraph const& graph, CodegenOptions const& options)
     : KernelWalker(graph, options, "AMDGCN ")
-    , shared_(sharedLayout(graph))
+    , shared_(withScratch(sharedLayout(graph), reductionScratchBytes(graph, shape_)))
     , kernel_(describe(graph, options, shape_, shared_))
     , context_(gcn::Target::named(options.target), kernel_.entry,
                {.checkReads = true, .maxInstructions = kMaxKernelInstructions})
@@ -199,18 +199,7 @@ void AmdgcnKernelWriter::reduceRows(Operation const& o, Held& held, Reduction co
                              : o.combine == Combine::Max ? BinaryOp::Max
                                                          : BinaryOp::Min;
     bool const wide = accType != DataType::I32;
-    // The identity of the combine, high and low dword.
-    std::int64_t identity = 0;
-    if (accType == DataType::F64)
-        identity = o.combine == Combine::Sum   ? 0
-                   : o.combine == Combine::Max ? static_cast<std::int64_t>(0xfff0000000000000ull)
-                                               : 0x7ff0000000000000ll;
-    else if (o.combine != Combine::Sum)
-        identity = accType == DataType::I32
-                       ? (o.combine == Combine::Max ? std::numeric_limits<std::int32_t>::min()
-                                                    : std::numeric_limits<std::int32_t>::max())
-                       : (o.combine == Combine::Max ? std::numeric_limits<std::int64_t>::min()
-                                                    : std::numeric_limits<std::int64_t>::max());
+    std::int64_t const identity = AmdgcnKernelWriter::identity(o.combine, accType);
     gcn::ExpressionGenerator outside(b_, leaves());
     outside.reuse(&memo_);
     gcn::Value const last =

@@ -2,6 +2,7 @@
 // state and the instructions it writes for each part of the walk, defined in AmdgcnCodegen.cpp
 // (kernel frame, element-wise and reduction operations),
 // AmdgcnMemory.cpp (global loads and stores, exec masks, values read in place),
+// AmdgcnReductions.cpp (a Reduce whose workitems share rows: ds_swizzle and an LDS scratch),
 // AmdgcnWorkgroup.cpp (loops, LDS staging, Multiply) and AmdgcnMatrixCores.cpp (Multiply on
 // the matrix cores: v_mfma).
 //
@@ -64,6 +65,21 @@ private:
     void assignIndex(Id dest, ExprPtr const& e) override;
     void assignElement(Held& held, std::size_t c, ExprPtr const& e) override;
     void reduceRows(Operation const& o, Held& held, Reduction const& r) override;
+    // A Reduce whose workitems share rows (AmdgcnReductions.cpp); `identity`: the bits of the
+    // combine's identity in `accType` (f64, i32 or i64; a UserError for another).
+    static std::int64_t identity(Combine combine, DataType accType);
+    // `layout` with the reduction scratch (reductionScratchBytes()) after everything else.
+    static SharedLayout withScratch(SharedLayout layout, std::size_t scratchBytes);
+    gcn::Value combineIdentity(Combine combine, DataType type) override;
+    void combineInto(Combine combine, gcn::Value const& acc, DataType accType,
+                     gcn::Value const& value, DataType valueType,
+                     std::vector<ExprPtr> const& conditions) override;
+    void combineAcrossLanes(Combine combine, gcn::Value const& acc, DataType type,
+                            std::int64_t distance) override;
+    gcn::Value scratchAddress(ExprPtr const& slot);
+    void writeScratch(gcn::Value const& acc, DataType type, ExprPtr const& slot) override;
+    gcn::Value readScratch(DataType type, ExprPtr const& slot) override;
+    void setReduced(Held& held, std::size_t c, gcn::Value const& acc, DataType accType) override;
     // Element `c` of `held` becomes `value`; a value assigned again keeps its registers.
     void setHeld(Held& held, std::size_t c, gcn::Value const& value);
 

@@ -64,7 +64,9 @@ InstructionClass classify(std::string_view m) {
     if (startsWith(m, "global_store") || startsWith(m, "buffer_store") ||
         startsWith(m, "flat_store"))
         return InstructionClass::VmemStore;
-    if (startsWith(m, "ds_read") || startsWith(m, "ds_load"))
+    // The cross-lane exchanges return their data through the LDS pipeline (lgkmcnt).
+    if (startsWith(m, "ds_read") || startsWith(m, "ds_load") || startsWith(m, "ds_swizzle") ||
+        startsWith(m, "ds_bpermute") || startsWith(m, "ds_permute"))
         return InstructionClass::LdsLoad;
     if (startsWith(m, "ds_write") || startsWith(m, "ds_store"))
         return InstructionClass::LdsStore;

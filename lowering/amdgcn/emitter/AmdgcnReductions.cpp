@@ -1,0 +1,114 @@
+// AmdgcnReductions.cpp: the AMDGCN steps of a Reduce whose rows several workitems share
+// (KernelWalker::reduceCooperatively, docs/codegen.md "Cooperative reductions"): an accumulator
+// in VGPRs with the combine's identity, elements combined into it where their lane mask holds
+// (v_cndmask, no exec changes), the butterfly over 32 lanes with ds_swizzle_b32 in its
+// bit-mask mode (lane ^ distance; a 64-bit value as two dwords; wave64 pairs its halves through
+// LDS like two warps), and the partial values of a row's groups exchanged through a scratch
+// area after the workgroup's other LDS.
+#include "AmdgcnKernelWriter.h"
+#include "kiln/graph/Simplify.h"
+
+#include <fmt/format.h>
+#include <limits>
+
+namespace kiln::lowering::detail {
+
+namespace {
+
+BinaryOp combineOp(Combine combine) {
+    return combine == Combine::Sum   ? BinaryOp::Add
+           : combine == Combine::Max ? BinaryOp::Max
+                                     : BinaryOp::Min;
+}
+
+int dwords(DataType type) {
+    return type == DataType::I32 ? 1 : 2;
+}
+
+} // namespace
+
+std::int64_t AmdgcnKernelWriter::identity(Combine combine, DataType accType) {
+    if (accType != DataType::F64 && accType != DataType::I32 && accType != DataType::I64)
+        throw UserError(fmt::format("a reduction of {} is not written yet", name(accType)));
+    if (combine == Combine::Sum)
+        return 0;
+    if (accType == DataType::F64) // the bits of -inf and +inf
+        return combine == Combine::Max ? static_cast<std::int64_t>(0xfff0000000000000ull)
+                                       : 0x7ff0000000000000ll;
+    if (accType == DataType::I32)
+        return combine == Combine::Max ? std::numeric_limits<std::int32_t>::min()
+                                       : std::numeric_limits<std::int32_t>::max();
+    return combine == Combine::Max ? std::numeric_limits<std::int64_t>::min()
+                                   : std::numeric_limits<std::int64_t>::max();
+}
+
+SharedLayout AmdgcnKernelWriter::withScratch(SharedLayout layout, std::size_t scratchBytes) {
+    if (scratchBytes > 0)
+        layout.bytes = (layout.bytes + 15) / 16 * 16 + scratchBytes;
+    return layout;
+}
+
+gcn::Value AmdgcnKernelWriter::combineIdentity(Combine combine, DataType type) {
+    std::int64_t const bits = identity(combine, type);
+    gcn::Value const acc = context_.allocateVector(type, dwords(type), "an accumulator");
+    copy(acc, gcn::Value::literal(bits, type));
+    return acc;
+}
+
+void AmdgcnKernelWriter::combineInto(Combine combine, gcn::Value const& acc, DataType accType,
+                                     gcn::Value const& value, DataType valueType,
+                                     std::vector<ExprPtr> const& conditions) {
+    gcn::ExpressionGenerator gen(b_, leaves());
+    gen.reuse(&memo_);
+    gcn::Value next =
+        gen.binary(combineOp(combine), acc, gen.convert(value, valueType, accType), accType);
+    if (auto const m = mask(gen, conditions))
+        next = gen.select(*m, next, acc, accType);
+    copy(acc, b_.toVector(next, accType));
+    flush();
+}
+
+void AmdgcnKernelWriter::combineAcrossLanes(Combine combine, gcn::Value const& acc, DataType type,
+                                            std::int64_t distance) {
+    KILN_ASSERT(distance > 0 && distance < kLaneGroup, "lane distance {}", distance);
+    int const n = dwords(type);
+    gcn::Value const other = context_.allocateVector(type, n, "a lane's partial value");
+    // Bit-mask mode (and_mask 0x1f, or_mask 0, xor_mask `distance`), which the assembler writes
+    // as SWAP: the lanes `distance` apart swap values within each group of 32.
+    std::string const swizzle = fmt::format("offset:swizzle(SWAP,{})", distance);
+    for (int k = 0; k < n; ++k)
+        b_.op("ds_swizzle_b32", {n == 1 ? other : other.sub(k)}, {n == 1 ? acc : acc.sub(k)},
+              {swizzle});
+    gcn::ExpressionGenerator gen(b_, leaves());
+    copy(acc, b_.toVector(gen.binary(combineOp(combine), acc, other, type), type));
+    flush();
+}
+
+gcn::Value AmdgcnKernelWriter::scratchAddress(ExprPtr const& slot) {
+    std::size_t const offset = shared_.bytes - reductionScratchBytes(graph_, shape_);
+    ExprPtr const at = simplify(slot * literal(8) + literal(static_cast<std::int64_t>(offset)));
+    gcn::ExpressionGenerator gen(b_, leaves());
+    gen.reuse(&memo_);
+    gcn::Value const wide = gen.convert(gen.generate(at), resultType(*at), DataType::I64);
+    return b_.toVector(gcn::Builder::low(wide), DataType::I32);
+}
+
+void AmdgcnKernelWriter::writeScratch(gcn::Value const& acc, DataType type, ExprPtr const& slot) {
+    memory_.storeLds(scratchAddress(slot), acc, dwords(type) * 4);
+    flush();
+}
+
+gcn::Value AmdgcnKernelWriter::readScratch(DataType type, ExprPtr const& slot) {
+    gcn::Value const v = memory_.loadLds(scratchAddress(slot), dwords(type) * 4).as(type);
+    flush();
+    return v;
+}
+
+void AmdgcnKernelWriter::setReduced(Held& held, std::size_t c, gcn::Value const& acc,
+                                    DataType accType) {
+    gcn::ExpressionGenerator gen(b_, leaves());
+    held.registers[c] = b_.toVector(gen.convert(acc, accType, held.type), held.type);
+    flush();
+}
+
+} // namespace kiln::lowering::detail

@@ -1,0 +1,97 @@
+// CooperativeReductionGpuTest.cpp: Reduces whose rows several workitems share (COOP=1 of
+// rules/reduction.pipeline.json) run on the GPU on random inputs, in both layouts, at odd sizes
+// (300 x 257, one row, one column, rows shorter than a step of their workitems) and round ones,
+// and match the CPU reference; each also as the kernel for its sizes only (kiln run, a sweep).
+#include "LoweringTestSupport.h"
+#include "gpu/GpuFixture.h"
+#include "kiln/scheduler/DeviceRun.h"
+
+namespace kiln::test {
+namespace {
+
+struct ReductionCase {
+    std::string name, command;
+    std::map<std::string, std::int64_t> params; ///< COOP=1 is added
+    std::map<std::string, double> problem;
+};
+
+class CooperativeReductionGpuTest : public runtime::test::GpuTest,
+                                    public ::testing::WithParamInterface<ReductionCase> {};
+
+TEST_P(CooperativeReductionGpuTest, MatchesTheReference) {
+    ReductionCase const& c = GetParam();
+    std::string const target = device()->description().target;
+    auto params = c.params;
+    params["COOP"] = 1;
+    KernelGraph const graph = lowered(c.command, "reduction.pipeline.json", params, target);
+    Command const command = loadCommand(sourcePath("examples/" + c.command));
+    auto problem = command.defaults;
+    for (auto const& [name, value] : c.problem)
+        problem[name] = value;
+    lowering::CodegenOptions general{.target = target, .schedule = params};
+    lowering::CodegenOptions forProblem = general;
+    for (auto const& name : command.sizes())
+        forProblem.sizes[name] = static_cast<std::int64_t>(problem.at(name));
+    for (auto const* options : {&general, &forProblem}) {
+        auto const kernel = lowering::emitKernel(graph, *options);
+        auto const result = scheduler::runOnDevice(device(), command, problem, graph, kernel);
+        ASSERT_TRUE(result.ok()) << result.error().message();
+        EXPECT_LE(result.value().maxRelativeError, result.value().tolerance)
+            << (options == &general ? "" : "for these sizes only, ") << "in "
+            << result.value().worstTensor;
+        std::printf("[ gpu      ] %s%s: max relative error %.3g, %d registers\n", c.name.c_str(),
+                    options == &general ? "" : " for these sizes only",
+                    result.value().maxRelativeError, result.value().registers);
+    }
+}
+
+std::map<std::string, std::int64_t> const kRowMajor{{"ROWS", 1}, {"LANES", 256}, {"VEC", 4}};
+std::map<std::string, std::int64_t> const kRowMajorWarps{{"ROWS", 4}, {"LANES", 32}, {"VEC", 4}};
+std::map<std::string, std::int64_t> const kColumnMajor{{"ROWS", 64}, {"LANES", 8}, {"VEC", 2}};
+std::map<std::string, std::int64_t> const kColumnMajorShuffled{
+    {"ROWS", 4}, {"LANES", 64}, {"VEC", 1}};
+
+INSTANTIATE_TEST_SUITE_P(
+    Shipped, CooperativeReductionGpuTest,
+    ::testing::Values(
+        ReductionCase{"rowmajor_odd", "row-sum-rowmajor.json", kRowMajor, {}},
+        ReductionCase{
+            "rowmajor_one_row", "row-sum-rowmajor.json", kRowMajor, {{"M", 1}, {"N", 1000}}},
+        ReductionCase{
+            "rowmajor_one_column", "row-sum-rowmajor.json", kRowMajor, {{"M", 1000}, {"N", 1}}},
+        ReductionCase{
+            "rowmajor_round", "row-sum-rowmajor.json", kRowMajor, {{"M", 1024}, {"N", 4096}}},
+        ReductionCase{"rowmajor_1024_lanes",
+                      "row-sum-rowmajor.json",
+                      {{"ROWS", 1}, {"LANES", 1024}, {"VEC", 4}},
+                      {{"M", 33}, {"N", 65537}}},
+        ReductionCase{"rowmajor_warps_odd", "row-sum-rowmajor.json", kRowMajorWarps, {}},
+        ReductionCase{"rowmajor_warps_round",
+                      "row-sum-rowmajor.json",
+                      kRowMajorWarps,
+                      {{"M", 4096}, {"N", 1024}}},
+        ReductionCase{"colmajor_odd", "row-reduction.json", kColumnMajor, {}},
+        ReductionCase{
+            "colmajor_one_row", "row-reduction.json", kColumnMajor, {{"M", 1}, {"N", 1000}}},
+        ReductionCase{
+            "colmajor_one_column", "row-reduction.json", kColumnMajor, {{"M", 1000}, {"N", 1}}},
+        ReductionCase{
+            "colmajor_round", "row-reduction.json", kColumnMajor, {{"M", 4096}, {"N", 1024}}},
+        ReductionCase{"colmajor_shuffled_odd", "row-reduction.json", kColumnMajorShuffled, {}},
+        ReductionCase{"max_f16_colmajor_odd", "row-max-colmajor.json", kColumnMajor, {}},
+        ReductionCase{"max_f16_colmajor_one_row",
+                      "row-max-colmajor.json",
+                      kColumnMajor,
+                      {{"M", 1}, {"N", 1000}}},
+        ReductionCase{"min_bf16_rowmajor_odd",
+                      "row-min-rowmajor-bf16.json",
+                      {{"ROWS", 2}, {"LANES", 64}, {"VEC", 8}},
+                      {}},
+        ReductionCase{"min_bf16_rowmajor_one_column",
+                      "row-min-rowmajor-bf16.json",
+                      {{"ROWS", 2}, {"LANES", 64}, {"VEC", 8}},
+                      {{"M", 1000}, {"N", 1}}}),
+    [](auto const& p) { return p.param.name; });
+
+} // namespace
+} // namespace kiln::test

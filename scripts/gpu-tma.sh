@@ -7,7 +7,7 @@
 #
 #   OUT=/tmp/out scripts/gpu-tma.sh            # build folder: $KILN_GPU_BUILD or /tmp/kiln-tma
 #   SKIP="tests" SIZE=4096 ...                 # leave the GPU tests out; the default size
-#   TESTS='Tma|wgmma' ...                      # the ctest regex of the GPU tests
+#   TESTS='Tma|wgmma|capi-torch' ...           # the ctest regex of the GPU tests
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -15,7 +15,7 @@ OUT=${OUT:-$PWD/gpu-tma-out}
 BUILD=${KILN_GPU_BUILD:-/tmp/kiln-tma}
 JOBS=${JOBS:-$(nproc)}
 SIZE=${SIZE:-4096}
-TESTS=${TESTS:-Tma|wgmma}
+TESTS=${TESTS:-Tma|wgmma|capi-torch}
 mkdir -p "$OUT"
 status=0
 step() { echo "== $* (${SECONDS}s)"; }

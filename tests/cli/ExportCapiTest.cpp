@@ -14,6 +14,7 @@ using namespace kiln;
 using namespace kiln::cli;
 using kiln::test::exportedGemm;
 using kiln::test::exportedParameter;
+using kiln::test::exportedTmaGemm;
 
 namespace {
 
@@ -103,4 +104,41 @@ TEST(ExportCapi, RefusesWhatItCannotDeclare) {
         EXPECT_EQ(e.message(), "kiln export writes a C ABI for CUDA targets only; gfx942 has "
                                "none yet");
     }
+}
+
+// NAME_launch takes the same arguments as for a kernel without TMA; it makes the tensor maps
+// from the pointers and sizes (K x M halves, rows 2 K bytes apart, boxes of 128 x 64) and passes
+// them after the sizes.
+TEST(ExportCapi, ATmaKernelMakesItsTensorMapsFromThePointers) {
+    lowering::EmittedKernel const k = exportedTmaGemm();
+    std::string const header = generateCapiHeader(k, gemmOptions());
+    EXPECT_TRUE(contains(header, "int gemm_launch(void* stream, const void* A, const void* B, "
+                                 "void* D, int64_t M, int64_t K, int64_t N);"))
+        << header;
+    EXPECT_TRUE(contains(header, "The kernel loads the tiles of A and B with the copy engine"))
+        << header;
+    std::string const source = generateCapiSource(k, gemmOptions());
+    EXPECT_TRUE(contains(source, "kiln_encode_tensor_map(&kiln_A_tma, \"the tensor A\", 6, A, K,\n"
+                                 "                                                   M, K * 2, "
+                                 "64u, 128u)"))
+        << source;
+    EXPECT_TRUE(contains(source, "kiln_encode_tensor_map(&kiln_B_tma, \"the tensor B\", 6, B, N,\n"
+                                 "                                                   K, N * 2, "
+                                 "64u, 64u)"))
+        << source;
+    EXPECT_TRUE(contains(source, "void* kiln_arguments[] = {&kiln_A, &kiln_B, &kiln_D, &M, &K, "
+                                 "&N, &kiln_A_tma, &kiln_B_tma};"))
+        << source;
+    // Without tensor maps none of it is written.
+    EXPECT_FALSE(
+        contains(generateCapiSource(exportedGemm(), gemmOptions()), "kiln_encode_tensor_map"));
+}
+
+TEST(ExportCapi, ATensorMapItCannotEncodeIsRefused) {
+    lowering::EmittedKernel k = exportedTmaGemm();
+    k.parameters.back().tensorMap->box = {64, 64, 2};
+    EXPECT_THROW(generateCapiSource(k, gemmOptions()), UserError);
+    k = exportedTmaGemm();
+    k.parameters.back().tensorMap->sizes = {"N", "Q"};
+    EXPECT_THROW(generateCapiSource(k, gemmOptions()), UserError);
 }

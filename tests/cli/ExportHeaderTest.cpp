@@ -82,3 +82,28 @@ TEST(ExportHeader, NamesThatWouldClashAreRefused) {
     EXPECT_THROW(generateHeader(k, {.name = "gemm"}), UserError);
     EXPECT_THROW(generateHeader(gemm(), {.name = "not a name"}), UserError);
 }
+
+// A TMA kernel's launch() takes the same arguments; it encodes the tensor maps on the stream's
+// device from the pointers and sizes (a failure is the stream's) and launches with arguments
+// checked against the manifest, tensor maps included.
+TEST(ExportHeader, ATmaKernelMakesItsTensorMapsAtLaunch) {
+    std::string const header = generateHeader(kiln::test::exportedTmaGemm(), {.name = "gemm"});
+    EXPECT_NE(header.find("using Kernel = kiln::runtime::Kernel;"), std::string::npos) << header;
+    EXPECT_NE(header.find("    auto const A_tma = detail::tensorMap(stream, "
+                          "kiln::runtime::ScalarType::F16, A.address(),\n"
+                          "                                      K, M, K * 2, 64, 128);\n"
+                          "    if (!A_tma.ok())\n"
+                          "        return stream.fail(A_tma.error().withContext(\"the tensor map "
+                          "of A\"));"),
+              std::string::npos)
+        << header;
+    EXPECT_NE(header.find(".add(sizes.N.value)\n        .add(A_tma.value())\n        "
+                          ".add(B_tma.value());"),
+              std::string::npos)
+        << header;
+    EXPECT_NE(header.find("Sizes const& sizes,\n                                     "
+                          "kiln::runtime::DevicePointer<kiln::runtime::Half> A,"),
+              std::string::npos)
+        << header;
+    EXPECT_EQ(header.find("DevicePointer<kiln::runtime::Half> A_tma"), std::string::npos);
+}

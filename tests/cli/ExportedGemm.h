@@ -37,4 +37,25 @@ inline lowering::EmittedKernel exportedGemm() {
     return k;
 }
 
+/// The same GEMM with its tiles loaded by the copy engine (TMA=1): tensor maps of A (K x M
+/// halves, boxes of 128 x 64) and B (N x K, boxes of 64 x 64) after the sizes.
+inline lowering::EmittedKernel exportedTmaGemm() {
+    lowering::EmittedKernel k = exportedGemm();
+    k.schedule["TMA"] = 1;
+    auto map = [](std::string name, std::string tensor, std::int64_t rows,
+                  std::vector<std::string> sizes, std::string stride, std::size_t offset) {
+        lowering::ParameterInfo p =
+            exportedParameter(std::move(name), "f16", false, offset, "tensor map of " + tensor);
+        p.size = 128;
+        p.tensorMap = lowering::TensorMapInfo{.tensor = std::move(tensor),
+                                              .box = {64, rows},
+                                              .sizes = std::move(sizes),
+                                              .strides = {std::move(stride)}};
+        return p;
+    };
+    k.parameters.push_back(map("A_tma", "A", 128, {"K", "M"}, "K", 64));
+    k.parameters.push_back(map("B_tma", "B", 64, {"N", "K"}, "N", 192));
+    return k;
+}
+
 } // namespace kiln::test

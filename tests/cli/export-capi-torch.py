@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The exported C ABI called from Python (label gpu): kiln export --shared-library builds
-libNAME.so for two f16 GEMM schedule points, ctypes loads it, NAME_launch runs on torch CUDA
+libNAME.so for two f16 GEMM schedule points (three on sm_90a: also one whose tiles the copy
+engine loads, TMA=1), ctypes loads it, NAME_launch runs on torch CUDA
 tensors, and D is compared with torch.matmul (cuBLAS) within 1e-2 relative, at square, odd and
 tiny sizes, on the default stream and on a stream of its own. Prints each comparison; exits 1 on
 a mismatch, 77 (skipped) without torch or a CUDA device unless KILN_REQUIRE_GPU=1.
@@ -20,6 +21,12 @@ POINTS = {
     "gemm_f16_small": "MMA=1,MT_M=64,MT_N=32,MT_K=16,WT_M=32",
 }
 SIZES = [(4096, 4096, 4096), (1000, 999, 777), (1, 1, 1), (129, 257, 65)]  # M, N, K
+# On sm_90a also the winner with its tiles loaded by the copy engine (TMA=1), whose tensor maps
+# NAME_launch makes from the pointers and sizes: the rows of A (K halves) and B (N halves) must
+# be multiples of 16 bytes apart, so its odd sizes keep N and K multiples of 8, and K = 777 is
+# refused with the reason.
+TMA_POINT = "MMA=1,MT_M=128,MT_N=256,MT_K=64,WT_M=16,WT_N=0,STAGES=4,TMA=1"
+TMA_SIZES = [(4096, 4096, 4096), (1000, 1000, 776), (1, 8, 8), (129, 264, 72)]
 
 
 def skip(why):
@@ -108,16 +115,27 @@ def throughput(name, launch, size):
 
 
 failures = 0
-for name, point in POINTS.items():
+points = {name: (point, SIZES) for name, point in POINTS.items()}
+if target == "sm_90a":
+    points["gemm_f16_tma"] = (TMA_POINT, TMA_SIZES)
+for name, (point, sizes) in points.items():
     launch, error = export(name, point)
-    for m, n, k in SIZES:
+    for m, n, k in sizes:
         for stream in (torch.cuda.default_stream(), torch.cuda.Stream()):
             failures += not compare(name, launch, error, m, n, k, stream)
     code = launch(None, None, None, None, 16, -1, 16)
     message = error().decode()
     print(f"{name}_launch with K = -1: {code}: {message}")
     failures += code != 1 or "size K is -1" not in message
-    if name == "gemm_f16_winner":
+    if name == "gemm_f16_tma":
+        a = torch.randn(64, 777, dtype=torch.float16, device="cuda")
+        b = torch.randn(777, 64, dtype=torch.float16, device="cuda")
+        d = torch.empty(64, 64, dtype=torch.float16, device="cuda")
+        code = launch(None, a.data_ptr(), b.data_ptr(), d.data_ptr(), 64, 777, 64)
+        message = error().decode()
+        print(f"{name}_launch with K = 777: {code}: {message}")
+        failures += code != 1 or "multiples of 16 bytes" not in message
+    if name in ("gemm_f16_winner", "gemm_f16_tma"):
         throughput(name, launch, 4096)
 
 if failures:

@@ -55,6 +55,11 @@ struct kiln_driver {
                                unsigned sharedBytes, CUstream stream, void** arguments,
                                void** extra);
     CUresult (*cuCtxGetId)(CUcontext context, unsigned long long* id); /* CUDA 12.0; optional */
+    CUresult (*cuTensorMapEncodeTiled)(void* map, int type, uint32_t rank, void* address,
+                                       const uint64_t* sizes, const uint64_t* strides,
+                                       const uint32_t* box, const uint32_t* elementStrides,
+                                       int interleave, int swizzle, int l2Promotion,
+                                       int oobFill); /* CUDA 12.0; optional: TMA kernels only */
 };
 
 /* The entry points by the names libcuda.so exports (cuda.h's macros add the _v2). */
@@ -77,6 +82,7 @@ static const struct {
     {"cuFuncSetAttribute", offsetof(struct kiln_driver, cuFuncSetAttribute), 0},
     {"cuLaunchKernel", offsetof(struct kiln_driver, cuLaunchKernel), 0},
     {"cuCtxGetId", offsetof(struct kiln_driver, cuCtxGetId), 1},
+    {"cuTensorMapEncodeTiled", offsetof(struct kiln_driver, cuTensorMapEncodeTiled), 1},
 };
 
 static struct kiln_driver kiln_cuda;
@@ -160,7 +166,8 @@ static CUresult kiln_load_driver(void) {
         if (code != CUDA_SUCCESS) {
             kiln_driver_code = code;
             kiln_driver_fail(code, "cuInit", "");
-            snprintf(kiln_driver_error, sizeof kiln_driver_error, "%s", kiln_message);
+            snprintf(kiln_driver_error, sizeof kiln_driver_error, "%.*s",
+                     (int)sizeof kiln_driver_error - 1, kiln_message);
             return code;
         }
         kiln_driver_state = 1;
@@ -311,6 +318,8 @@ std::vector<Argument> launchArguments(lowering::EmittedKernel const& kernel,
         fail("'{}' is not a C identifier; give --name", options.name);
     std::vector<Argument> arguments;
     for (auto const& p : kernel.parameters) {
+        if (p.tensorMap) // made from its tensor's pointer and the sizes (tensorMapSource)
+            continue;
         if (!isIdentifier(p.name))
             fail("the kernel parameter '{}' is not a C identifier", p.name);
         if (p.name == "stream")
@@ -339,6 +348,84 @@ std::vector<Argument> launchArguments(lowering::EmittedKernel const& kernel,
     return arguments;
 }
 
+// A TMA kernel's tensor maps: the function that encodes one (after the launcher, whose driver
+// it calls), and the launch function's lines that encode each into kiln_NAME.
+struct TensorMapSource {
+    std::string encoder, encodes, declarations;
+};
+
+TensorMapSource tensorMapSource(lowering::EmittedKernel const& kernel, std::string const& name) {
+    std::vector<ExportedTensorMap> const maps = tensorMaps(kernel);
+    TensorMapSource source;
+    if (maps.empty())
+        return source;
+    source.encoder = fmt::format(R"encoder(
+/* ---- The tensor maps: how the copy engine sees the tensors it loads. ---- */
+
+/* A tensor map: the driver's 128 bytes, 64-byte aligned. */
+typedef struct {{
+    _Alignas(64) unsigned char bytes[128];
+}} kiln_tensor_map;
+
+/* The tensor map of a row-major matrix of `outer` rows of `inner` elements of `type` (a
+ * CUtensorMapDataType), `row_bytes` apart at `address`, copied in boxes of box_outer x box_inner
+ * into the 128-byte swizzle; elements outside the matrix read as zeros. */
+static CUresult kiln_encode_tensor_map(kiln_tensor_map* map, const char* what, int type,
+                                       const void* address, int64_t inner, int64_t outer,
+                                       int64_t row_bytes, uint32_t box_inner, uint32_t box_outer) {{
+    const uint64_t sizes[2] = {{(uint64_t)inner, (uint64_t)outer}};
+    const uint64_t strides[1] = {{(uint64_t)row_bytes}};
+    const uint32_t box[2] = {{box_inner, box_outer}};
+    const uint32_t element_strides[2] = {{1u, 1u}};
+    char detail[256];
+    CUresult code;
+    pthread_mutex_lock(&kiln_lock);
+    code = kiln_load_driver();
+    pthread_mutex_unlock(&kiln_lock);
+    if (code != CUDA_SUCCESS)
+        return code;
+    if (!kiln_cuda.cuTensorMapEncodeTiled)
+        return kiln_fail(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED,
+                         "{name}_launch: the CUDA driver has no cuTensorMapEncodeTiled (CUDA 12.0 "
+                         "or later is needed for the tensor maps of %s)",
+                         kiln_entry);
+    if ((uintptr_t)address % 16 != 0 || row_bytes % 16 != 0)
+        return kiln_fail(CUDA_ERROR_INVALID_VALUE,
+                         "{name}_launch: %s at %p has rows %lld bytes apart; the copy engine "
+                         "needs the address and the rows' distance to be multiples of 16 bytes",
+                         what, address, (long long)row_bytes);
+    code = kiln_cuda.cuTensorMapEncodeTiled(map, type, 2, (void*)(uintptr_t)address, sizes,
+                                            strides, box, element_strides, 0 /* no interleave */,
+                                            3 /* 128-byte swizzle */, 2 /* L2 128-byte */,
+                                            0 /* zeros outside */);
+    if (code != CUDA_SUCCESS) {{
+        snprintf(detail, sizeof detail, " for %s (%lld x %lld elements, box %u x %u)", what,
+                 (long long)outer, (long long)inner, box_outer, box_inner);
+        return kiln_driver_fail(code, "cuTensorMapEncodeTiled", detail);
+    }}
+    return CUDA_SUCCESS;
+}}
+)encoder",
+                                 fmt::arg("name", name));
+    // Each map encoded where the grid has workgroups (kiln_launch enqueues nothing otherwise).
+    source.declarations = "        CUresult kiln_encoded;\n";
+    for (ExportedTensorMap const& m : maps) {
+        source.declarations +=
+            fmt::format("        kiln_tensor_map kiln_{} = {{{{0}}}};\n", m.parameter);
+        source.encodes += fmt::format(
+            "        if (kiln_grid[0] > 0 && kiln_grid[1] > 0 && kiln_grid[2] > 0 &&\n"
+            "            (kiln_encoded = kiln_encode_tensor_map(&kiln_{0}, \"the tensor {1}\", "
+            "{2}, "
+            "{1}, {3},\n"
+            "                                                   {4}, {5}, {6}u, {7}u)) != "
+            "CUDA_SUCCESS)\n"
+            "            return kiln_encoded;\n",
+            m.parameter, m.tensor, m.type == "f16" ? 6 : 9, m.inner, m.outer, m.rowBytes,
+            m.boxInner, m.boxOuter);
+    }
+    return source;
+}
+
 std::string scheduleText(lowering::EmittedKernel const& kernel) {
     std::string schedule;
     for (auto const& [k, v] : kernel.schedule)
@@ -361,10 +448,23 @@ std::string generateCapiHeader(lowering::EmittedKernel const& kernel, CapiOption
     std::size_t width = 0;
     for (auto const& p : kernel.parameters)
         width = std::max(width, p.name.size());
+    // The tensor maps come last and are no arguments: the first parameters are the arguments.
     std::string described;
     for (std::size_t i = 0; i < arguments.size(); ++i)
         described += fmt::format(" *   {:<{}}  {}\n", kernel.parameters[i].name, width,
                                  arguments[i].description);
+    std::vector<std::string> mapped;
+    for (ExportedTensorMap const& m : tensorMaps(kernel))
+        mapped.push_back(m.tensor);
+    std::string const tensorMapNote =
+        mapped.empty()
+            ? ""
+            : fmt::format(" *\n * The kernel loads the tiles of {} with the copy engine (TMA): "
+                          "each launch makes their\n * tensor maps from the pointers and sizes, "
+                          "which needs their addresses and the distance\n * between two of "
+                          "their rows to be multiples of 16 bytes (else "
+                          "CUDA_ERROR_INVALID_VALUE).\n",
+                          fmt::join(mapped, " and "));
     std::string guard = "KILN_EXPORT_" + options.name + "_CAPI_H";
     for (char& c : guard)
         c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -393,7 +493,7 @@ extern "C" {{
  * when none is current), with ({gx}) x ({gy}) x ({gz}) workgroups of
  * {bx} x {by} x {bz} workitems and {shared} bytes of dynamic shared memory. The arguments, in the
  * manifest's order:
-{described} * Returns 0 when the kernel was enqueued, or when the grid has no workgroup (nothing to
+{described}{tensorMapNote} * Returns 0 when the kernel was enqueued, or when the grid has no workgroup (nothing to
  * compute); otherwise a CUresult, and {name}_error() says why: CUDA_ERROR_INVALID_VALUE (1)
  * for a negative size, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED (303) when the CUDA driver cannot be
  * loaded, or the driver's code. A failure of the kernel itself shows where the stream is
@@ -422,7 +522,8 @@ const char* {name}_error(void);
         fmt::arg("guard", guard), fmt::arg("gx", grid[0]), fmt::arg("gy", grid[1]),
         fmt::arg("gz", grid[2]), fmt::arg("bx", kernel.block[0]), fmt::arg("by", kernel.block[1]),
         fmt::arg("bz", kernel.block[2]), fmt::arg("shared", kernel.sharedBytes),
-        fmt::arg("described", described), fmt::arg("signature", signature(options, arguments)));
+        fmt::arg("described", described), fmt::arg("tensorMapNote", tensorMapNote),
+        fmt::arg("signature", signature(options, arguments)));
 }
 
 std::string generateCapiSource(lowering::EmittedKernel const& kernel, CapiOptions const& options) {
@@ -448,7 +549,12 @@ std::string generateCapiSource(lowering::EmittedKernel const& kernel, CapiOption
 
     // The sizes are checked, the pointers passed as CUdeviceptr, every value as it is.
     std::string checks, pointers, addresses;
+    TensorMapSource const maps = tensorMapSource(kernel, options.name);
     for (auto const& p : kernel.parameters) {
+        if (p.tensorMap) {
+            addresses += fmt::format("{}&kiln_{}", addresses.empty() ? "" : ", ", p.name);
+            continue;
+        }
         if (isSizeParameter(p) && p.type.starts_with("i"))
             checks += fmt::format(
                 "    if ({0} < 0)\n"
@@ -494,13 +600,13 @@ static const unsigned kiln_shared_bytes = {shared}u; /* dynamic shared memory pe
 static const unsigned char kiln_code[] = {{{bytes}
 }};
 
-{launcher}
+{launcher}{encoder}
 {functions}
 {signature} {{
     kiln_message[0] = '\0';
 {checks}    {{
         const int64_t kiln_grid[3] = {{{gx}, {gy}, {gz}}};
-{pointers}        void* kiln_arguments[] = {{{addresses}}};
+{pointers}{declarations}{encodes}        void* kiln_arguments[] = {{{addresses}}};
         return kiln_launch(stream, kiln_grid, kiln_arguments);
     }}
 }}
@@ -522,7 +628,9 @@ const char* {name}_error(void) {{ return kiln_message; }}
         fmt::arg("bytes", bytes), fmt::arg("launcher", kLauncher), fmt::arg("functions", functions),
         fmt::arg("signature", signature(options, arguments)), fmt::arg("checks", checks),
         fmt::arg("gx", grid[0]), fmt::arg("gy", grid[1]), fmt::arg("gz", grid[2]),
-        fmt::arg("pointers", pointers), fmt::arg("addresses", addresses));
+        fmt::arg("pointers", pointers), fmt::arg("declarations", maps.declarations),
+        fmt::arg("encodes", maps.encodes), fmt::arg("encoder", maps.encoder),
+        fmt::arg("addresses", addresses));
 }
 
 } // namespace kiln::cli

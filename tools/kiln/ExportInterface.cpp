@@ -1,4 +1,5 @@
-// The sizes and the grid formula that the exported launchers share (ExportInterface.h).
+// The sizes, the grid formula and the tensor maps that the exported launchers share
+// (ExportInterface.h).
 #include "ExportInterface.h"
 
 #include "kiln/graph/Error.h"
@@ -55,23 +56,49 @@ bool isSizeParameter(lowering::ParameterInfo const& p) {
     return !p.pointer && p.meaning.starts_with("size ");
 }
 
-std::array<std::string, 3> gridExpressions(lowering::EmittedKernel const& kernel) {
+namespace {
+
+// `text`, an expression of the kernel's sizes, as C and C++ both compute it.
+std::string sizeFormula(lowering::EmittedKernel const& kernel, std::string const& text) {
     std::set<std::string> sizes;
     for (auto const& p : kernel.parameters)
         if (isSizeParameter(p))
             sizes.insert(p.name);
-    std::array<std::string, 3> grid{"1", "1", "1"};
-    for (std::size_t axis = 0; axis < kernel.grid.size() && axis < 3; ++axis) {
-        ExprPtr e;
-        try {
-            e = parseExpression(kernel.grid[axis], GridNames(sizes));
-        } catch (ExpressionError const& x) {
-            fail("the grid formula '{}' does not parse: {}", kernel.grid[axis], x.message());
-        }
-        checkGridExpression(*e);
-        grid[axis] = toString(e);
+    ExprPtr e;
+    try {
+        e = parseExpression(text, GridNames(sizes));
+    } catch (ExpressionError const& x) {
+        fail("the grid formula '{}' does not parse: {}", text, x.message());
     }
+    checkGridExpression(*e);
+    return toString(e);
+}
+
+} // namespace
+
+std::array<std::string, 3> gridExpressions(lowering::EmittedKernel const& kernel) {
+    std::array<std::string, 3> grid{"1", "1", "1"};
+    for (std::size_t axis = 0; axis < kernel.grid.size() && axis < 3; ++axis)
+        grid[axis] = sizeFormula(kernel, kernel.grid[axis]);
     return grid;
+}
+
+std::vector<ExportedTensorMap> tensorMaps(lowering::EmittedKernel const& kernel) {
+    std::vector<ExportedTensorMap> maps;
+    for (auto const& p : kernel.parameters) {
+        if (!p.tensorMap)
+            continue;
+        auto const& m = *p.tensorMap;
+        if (m.box.size() != 2 || m.sizes.size() != 2 || m.strides.size() != 1 ||
+            m.swizzle != "128B" || (p.type != "f16" && p.type != "bf16"))
+            fail("the tensor map {} is not of a matrix of f16 or bf16 in the 128-byte swizzle; "
+                 "an exported launcher encodes only those",
+                 p.name);
+        maps.push_back({p.name, m.tensor, p.type, sizeFormula(kernel, m.sizes[0]),
+                        sizeFormula(kernel, m.sizes[1]),
+                        sizeFormula(kernel, "(" + m.strides[0] + ") * 2"), m.box[0], m.box[1]});
+    }
+    return maps;
 }
 
 } // namespace kiln::cli

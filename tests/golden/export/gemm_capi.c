@@ -63,6 +63,11 @@ struct kiln_driver {
                                unsigned sharedBytes, CUstream stream, void** arguments,
                                void** extra);
     CUresult (*cuCtxGetId)(CUcontext context, unsigned long long* id); /* CUDA 12.0; optional */
+    CUresult (*cuTensorMapEncodeTiled)(void* map, int type, uint32_t rank, void* address,
+                                       const uint64_t* sizes, const uint64_t* strides,
+                                       const uint32_t* box, const uint32_t* elementStrides,
+                                       int interleave, int swizzle, int l2Promotion,
+                                       int oobFill); /* CUDA 12.0; optional: TMA kernels only */
 };
 
 /* The entry points by the names libcuda.so exports (cuda.h's macros add the _v2). */
@@ -85,6 +90,7 @@ static const struct {
     {"cuFuncSetAttribute", offsetof(struct kiln_driver, cuFuncSetAttribute), 0},
     {"cuLaunchKernel", offsetof(struct kiln_driver, cuLaunchKernel), 0},
     {"cuCtxGetId", offsetof(struct kiln_driver, cuCtxGetId), 1},
+    {"cuTensorMapEncodeTiled", offsetof(struct kiln_driver, cuTensorMapEncodeTiled), 1},
 };
 
 static struct kiln_driver kiln_cuda;
@@ -168,7 +174,8 @@ static CUresult kiln_load_driver(void) {
         if (code != CUDA_SUCCESS) {
             kiln_driver_code = code;
             kiln_driver_fail(code, "cuInit", "");
-            snprintf(kiln_driver_error, sizeof kiln_driver_error, "%s", kiln_message);
+            snprintf(kiln_driver_error, sizeof kiln_driver_error, "%.*s",
+                     (int)sizeof kiln_driver_error - 1, kiln_message);
             return code;
         }
         kiln_driver_state = 1;

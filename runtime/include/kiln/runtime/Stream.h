@@ -121,6 +121,12 @@ public:
     Status synchronize();
     /// The first failure so far, or success.
     Status const& status() const { return status_; }
+    /// Keeps `failure` as the stream's first failure (unless there is one already), as a failed
+    /// launch would be: a launcher that fails before it enqueues anything (a tensor map the
+    /// copy engine cannot describe) reports where the stream's other failures are.
+    Stream& fail(Status failure) {
+        return then(std::move(failure), [] { return Status(); });
+    }
 
     /// The device it runs on.
     Device& device() const { return *device_; }

@@ -1,14 +1,15 @@
 // GemmEpilogueTest.cpp: GEMMs with a fused epilogue on every GEMM path (issue 19).
 //
 // examples/gemm-bias-gelu-f16.json (a bias broadcast over the rows by a stride of 0, then
-// tanh-GELU) and examples/gemm-residual-relu-epilogue-f16.json (a scaled product plus a residual
-// C, then ReLU), lowered by rules/gemm.pipeline.json for SIMT, mma.sync (warps and a grid of
-// warps), wgmma and MFMA: the reference interpreter agrees with the Command after every rule
-// application at sizes no tile divides; the values of the chain are distributed as the
-// accumulators are, so code generation holds them in the same registers' places; the PTX
-// assembles without spills, and the chain runs chunk by chunk (a chunk of the bias loaded,
-// computed and stored before the next). Golden files: the lowered graph and the PTX of a small
-// mma.sync case.
+// tanh-GELU), examples/gemm-residual-relu-epilogue-f16.json (a scaled product plus a residual
+// C, then ReLU) and tests/lowering/commands/gemm-bias-silu-residual-bf16.json (SiLU, its inputs
+// loaded before the Multiply, transposed bf16 operands), lowered by rules/gemm.pipeline.json for
+// SIMT, mma.sync (warps and a grid of warps), wgmma and MFMA: the reference interpreter agrees
+// with the Command after every rule application at sizes no tile divides; the values of the
+// chain are distributed as the accumulators are, so code generation holds them in the same
+// registers' places; the PTX assembles without spills, and the chain runs chunk by chunk (a
+// chunk of the bias loaded, computed and stored before the next). Golden files: the lowered
+// graph and the PTX of a small mma.sync case.
 //     KILN_UPDATE_GOLDEN=1 ctest --test-dir build -R GemmEpilogueGolden   (then review the diff)
 #include "../GoldenFile.h"
 #include "LoweringTestSupport.h"
@@ -67,8 +68,11 @@ std::vector<EpiloguePath> const kPaths = {
     {"simt", {{"MMA", 0}, {"MT_M", 64}, {"MT_N", 64}, {"MT_K", 16}}, "gfx942", ""},
 };
 
-std::vector<std::string> const kEpilogues = {"gemm-bias-gelu-f16.json",
-                                             "gemm-residual-relu-epilogue-f16.json"};
+// The shipped examples, and a test Command that loads the bias and the residual before the
+// Multiply, of transposed bf16 operands, with SiLU between a scaled sum and a residual add.
+std::vector<std::string> const kEpilogues = {
+    "examples/gemm-bias-gelu-f16.json", "examples/gemm-residual-relu-epilogue-f16.json",
+    "tests/lowering/commands/gemm-bias-silu-residual-bf16.json"};
 
 using Param = std::tuple<std::string, EpiloguePath>;
 
@@ -83,7 +87,7 @@ std::size_t occurrences(std::string const& text, std::string const& what) {
 
 TEST_P(GemmEpilogue, KeepsTheMeaningAfterEveryRuleAndRunsOnTheAccumulators) {
     auto const& [example, path] = GetParam();
-    Command const command = loadCommand(sourcePath("examples/" + example));
+    Command const command = loadCommand(sourcePath(example));
     // Odd sizes: no macro tile, warp tile or K slice divides them.
     auto problem = command.defaults;
     problem["M"] = 70;
@@ -123,6 +127,7 @@ INSTANTIATE_TEST_SUITE_P(Paths, GemmEpilogue,
                                             ::testing::ValuesIn(kPaths)),
                          [](auto const& p) {
                              std::string name = std::get<0>(p.param);
+                             name = name.substr(name.rfind('/') + 1);
                              name = name.substr(0, name.find('.'));
                              for (char& c : name)
                                  if (c == '-')

@@ -287,6 +287,10 @@ std::string Command::add(CommandOperation op) {
             error(fmt::format(
                 "Reduce of '{}' ({}): it reduces the last axis, so it needs at least two",
                 op.inputs[0], shapeText(v.shape)));
+        if (op.combine == Combine::Mean && !isFloat(v.dtype))
+            error(fmt::format("Reduce of '{}' ({}): a mean of integers is not defined; convert "
+                              "them to a floating-point type first",
+                              op.inputs[0], kiln::name(v.dtype)));
         result = {v.dtype, std::vector<ExprPtr>(v.shape.begin(), v.shape.end() - 1)};
         break;
     }

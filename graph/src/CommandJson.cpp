@@ -15,7 +15,7 @@ namespace kiln {
 namespace {
 
 constexpr std::array<std::string_view, 5> kCommandTypes = {"f16", "bf16", "f32", "f64", "i32"};
-constexpr std::array<std::string_view, 3> kCombines = {"sum", "max", "min"};
+constexpr std::array<std::string_view, 4> kCombines = {"sum", "max", "min", "mean"};
 /// The largest problem size: 2^40 elements along one axis is beyond any device.
 constexpr std::int64_t kMaxProblemSize = std::int64_t(1) << 40;
 

@@ -174,7 +174,8 @@ constexpr std::array<DataType, 7> kDataTypes = {DataType::Bool, DataType::I32,  
                                                 DataType::F64};
 constexpr std::array<KernelArgument::Kind, 3> kArgumentKinds = {
     KernelArgument::Kind::Tensor, KernelArgument::Kind::Scalar, KernelArgument::Kind::Size};
-constexpr std::array<Combine, 3> kCombines = {Combine::Sum, Combine::Max, Combine::Min};
+constexpr std::array<Combine, 4> kCombines = {Combine::Sum, Combine::Max, Combine::Min,
+                                              Combine::Mean};
 
 template <class E>
 E readChoice(JsonValue const& value, std::span<E const> choices, std::string_view what) {

@@ -438,16 +438,20 @@ private:
             auto const& in = storage(source);
             if ((row + 1) * last > static_cast<std::int64_t>(in.size()))
                 fail("Reduce #{}: row {} is outside the source's {} elements", op, row, in.size());
-            double acc = operation.combine == Combine::Sum ? 0.0
+            bool const sum =
+                operation.combine == Combine::Sum || operation.combine == Combine::Mean;
+            double acc = sum ? 0.0
                          : operation.combine == Combine::Max
                              ? -std::numeric_limits<double>::infinity()
                              : std::numeric_limits<double>::infinity();
             for (std::int64_t c = 0; c < last; ++c) {
                 double const v = in[static_cast<std::size_t>(row * last + c)];
-                acc = operation.combine == Combine::Sum   ? acc + v
+                acc = sum                                 ? acc + v
                       : operation.combine == Combine::Max ? std::max(acc, v)
                                                           : std::min(acc, v);
             }
+            if (operation.combine == Combine::Mean)
+                acc /= static_cast<double>(last);
             storage(dest)[static_cast<std::size_t>(row)] = roundTo(type, acc);
         });
     }

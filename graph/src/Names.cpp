@@ -44,8 +44,8 @@ constexpr EnumNames<CK, 5> kControlEdges{
     {CK::Sequence, CK::Body, CK::Else, CK::Initialize, CK::ForLoopIncrement},
     {"Sequence", "Body", "Else", "Initialize", "ForLoopIncrement"}};
 
-constexpr EnumNames<Combine, 3> kCombines{{Combine::Sum, Combine::Max, Combine::Min},
-                                          {"sum", "max", "min"}};
+constexpr EnumNames<Combine, 4> kCombines{{Combine::Sum, Combine::Max, Combine::Min, Combine::Mean},
+                                          {"sum", "max", "min", "mean"}};
 
 } // namespace
 

@@ -193,15 +193,18 @@ void runReference(Command const& command, Bindings& bindings) {
                 outElements *= s;
             out.data.assign(static_cast<std::size_t>(outElements), 0.0);
             for (std::int64_t r = 0; r < rows; ++r) {
-                double acc = op.combine == Combine::Sum   ? 0.0
+                bool const sum = op.combine == Combine::Sum || op.combine == Combine::Mean;
+                double acc = sum                          ? 0.0
                              : op.combine == Combine::Max ? -std::numeric_limits<double>::infinity()
                                                           : std::numeric_limits<double>::infinity();
                 for (std::int64_t c = 0; c < last; ++c) {
                     double const x = in.data[static_cast<std::size_t>(r * last + c)];
-                    acc = op.combine == Combine::Sum   ? acc + x
+                    acc = sum                          ? acc + x
                           : op.combine == Combine::Max ? std::max(acc, x)
                                                        : std::min(acc, x);
                 }
+                if (op.combine == Combine::Mean)
+                    acc /= static_cast<double>(last);
                 out.data[static_cast<std::size_t>(r)] = roundTo(in.dtype, acc);
             }
             values[op.tag] = std::move(out);

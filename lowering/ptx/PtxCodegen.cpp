@@ -248,9 +248,7 @@ void PtxCodegen::reduceRows(Operation const& o, Held& held, Reduction const& r) 
         writer_.instruction(fmt::format("add.s64 {}, {}, 1", p, p));
         writer_.instruction(fmt::format("bra.uni {}", top));
         writer_.label(done);
-        writer_.instruction(fmt::format("mov{} {}, {}", ptxName(registerType(held.type)),
-                                        held.registers[c],
-                                        writer_.convert(sum, r.accumulator, held.type)));
+        setReduced(held, c, sum, r);
         writer_.popScope();
     }
 }

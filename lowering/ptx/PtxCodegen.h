@@ -96,7 +96,7 @@ private:
                             std::int64_t distance) override;
     void writeScratch(std::string const& acc, DataType type, ExprPtr const& slot) override;
     std::string readScratch(DataType type, ExprPtr const& slot) override;
-    void setReduced(Held& held, std::size_t c, std::string const& acc, DataType accType) override;
+    void setReduced(Held& held, std::size_t c, std::string const& acc, Reduction const& r) override;
     // The shared address of the reduction scratch's slot `slot` (8 bytes each).
     std::string scratchAddress(ExprPtr const& slot);
     bool planningOnly() const override { return discovering_; }

@@ -12,6 +12,7 @@ namespace {
 std::string_view combineName(Combine combine) {
     switch (combine) {
     case Combine::Sum:
+    case Combine::Mean: // the walker divides the sum afterwards
         return "add";
     case Combine::Max:
         return "max";
@@ -30,7 +31,7 @@ bool wide(PtxType t) {
 std::string PtxCodegen::combineIdentity(Combine combine, DataType type) {
     PtxType const t = registerType(type);
     std::string identity;
-    if (combine == Combine::Sum)
+    if (combine == Combine::Sum || combine == Combine::Mean)
         identity = zero(t);
     else if (t == PtxType::F64)
         identity = combine == Combine::Max ? "0dFFF0000000000000" : "0d7FF0000000000000";
@@ -114,9 +115,19 @@ std::string PtxCodegen::readScratch(DataType type, ExprPtr const& slot) {
     return r;
 }
 
-void PtxCodegen::setReduced(Held& held, std::size_t c, std::string const& acc, DataType accType) {
+void PtxCodegen::setReduced(Held& held, std::size_t c, std::string const& acc, Reduction const& r) {
+    std::string value = acc;
+    if (r.divisor) {
+        KILN_ASSERT(r.accumulator == DataType::F64, "a mean in {}", name(r.accumulator));
+        std::string const length = writer_.newRegister(PtxType::F64);
+        value = writer_.newRegister(PtxType::F64);
+        writer_.instruction(fmt::format("cvt.rn.f64.s64 {}, {}", length,
+                                        writer_.emitIndex(simplify(r.divisor), bindings())));
+        writer_.instruction(fmt::format("div.rn.f64 {}, {}, {}", value, acc, length));
+    }
     writer_.instruction(fmt::format("mov{} {}, {}", ptxName(registerType(held.type)),
-                                    held.registers[c], writer_.convert(acc, accType, held.type)));
+                                    held.registers[c],
+                                    writer_.convert(value, r.accumulator, held.type)));
 }
 
 } // namespace kiln::lowering::detail

@@ -456,13 +456,21 @@ void KernelWalker<Register>::reduce(Id op, Operation const& o) {
     // Floating-point rows accumulate in f64: a long f32 sum drifts from the exact one by more
     // than f32's tolerance, and the loop is bound by memory, not by the adds.
     DataType const accumulator = isFloat(h.type) ? DataType::F64 : h.type;
-    Reduction const r{source,       view->second,
-                      sourceAxes,   destAxes,
-                      shape.back(), graph_.coordinates.node(source).dtype.value_or(accumulator),
-                      accumulator};
+    Reduction r{source,       view->second,
+                sourceAxes,   destAxes,
+                shape.back(), graph_.coordinates.node(source).dtype.value_or(accumulator),
+                accumulator,  nullptr};
+    // A mean is a sum that setReduced() divides by the row's length.
+    Operation summed = o;
+    if (o.combine == Combine::Mean) {
+        if (accumulator != DataType::F64)
+            throw UserError(fmt::format("a mean of {} is not defined", name(h.type)));
+        summed.combine = Combine::Sum;
+        r.divisor = shape.back();
+    }
     if (auto const rows = cooperativeRows(graph_, shape_, sourceAxes.back()))
-        return reduceCooperatively(o, h, r, *rows);
-    reduceRows(o, h, r);
+        return reduceCooperatively(summed, h, r, *rows);
+    reduceRows(summed, h, r);
 }
 
 // Each workitem combines its part of the row: a loop over its chunks, each chunk's elements
@@ -554,7 +562,7 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
                     r.accumulator, {});
             barrier(); // the scratch is free again for the next row
         }
-        setReduced(held, c, total, r.accumulator);
+        setReduced(held, c, total, r);
         // Every workitem of the row holds its value; one stores it.
         held.elements[c].conditions.push_back(binary(BinaryOp::Equal, lane, literal(0)));
     }

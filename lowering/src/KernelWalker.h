@@ -96,6 +96,9 @@ struct Reduction {
     std::vector<Id> sourceAxes, destAxes; ///< the row's axis last; the others, the dest's
     ExprPtr extent;
     DataType element = DataType::F32, accumulator = DataType::F32;
+    /// A mean: the row's length, which the sum is divided by (in the accumulator's type) before
+    /// it becomes the dest's type; null otherwise.
+    ExprPtr divisor;
 };
 
 /// Operations that act on each element of values held with one layout alone (loads, Assigns),
@@ -330,9 +333,10 @@ protected:
     /// (reductionScratchBytes()) written with acc, or read,
     virtual void writeScratch(Register const& acc, DataType type, ExprPtr const& slot) = 0;
     virtual Register readScratch(DataType type, ExprPtr const& slot) = 0;
-    /// and element `c` of `held` = acc, converted from `accType`.
+    /// and element `c` of `held` = acc (of `r.accumulator`, divided by `r.divisor` for a mean),
+    /// converted to the dest's type; reduceRows() ends each row with it too.
     virtual void setReduced(Held<Register>& held, std::size_t c, Register const& acc,
-                            DataType accType) = 0;
+                            Reduction const& r) = 0;
     /// A Multiply's accumulators (not fused: the product's own) set to zero.
     virtual void clearAccumulators(Held<Register>& acc) = 0;
     /// A Multiply on the target's matrix units (tensor cores, warpgroups, MFMA), where the

@@ -1,6 +1,6 @@
 // CooperativeReductionKernelTest.cpp: Reduces whose rows several workitems share (COOP=1 of
 // rules/reduction.pipeline.json) emitted for every AMD target, in both layouts and with sum,
-// max and min; each kernel assembles, and its code object disassembles back to the same
+// max, min and mean; each kernel assembles, and its code object disassembles back to the same
 // instructions (ds_swizzle_b32's bit-mask offset included). Skips, saying why, where this build
 // has no assembler or llvm-objdump-16.
 #include "AmdTestSupport.h"
@@ -36,6 +36,10 @@ std::vector<Schedule> const kSchedules = {
      "row-min-rowmajor-bf16.json",
      {{"COOP", 1}, {"ROWS", 8}, {"LANES", 32}, {"VEC", 8}},
      {"v_min_f64", "ds_swizzle_b32", "global_load_dwordx4"}},
+    {"mean_f16_rowmajor",
+     "row-mean-rowmajor.json",
+     {{"COOP", 1}, {"ROWS", 1}, {"LANES", 128}, {"VEC", 8}},
+     {"v_add_f64", "ds_swizzle_b32", "v_div_scale_f64", "v_div_fixup_f64"}},
 };
 
 /// Branch targets as "<target>": the source names labels, the disassembly prints offsets.

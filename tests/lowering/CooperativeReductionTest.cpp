@@ -1,7 +1,7 @@
 // CooperativeReductionTest.cpp: Reduces whose rows several workitems share (rows-to-workgroups,
 // COOP=1 in rules/reduction.pipeline.json; docs/codegen.md, "Cooperative reductions"). Every
 // schedule keeps the Command's meaning (the reference interpreter at odd sizes, both layouts,
-// sum, max and min, f32, f16 and bf16); the kernels take the steps the schedule asks for on
+// sum, max, min and mean, f32, f16 and bf16); the kernels take the steps the schedule asks for on
 // both targets; a small case's lowered graph, PTX and AMDGCN are golden files.
 //     KILN_UPDATE_GOLDEN=1 ctest --test-dir build -R CooperativeReduction   (then review the diff)
 #include "../GoldenFile.h"
@@ -42,6 +42,7 @@ std::vector<Schedule> const kSchedules = {
     {"colmajor_shuffled", "row-reduction.json", {{"ROWS", 4}, {"LANES", 32}, {"VEC", 1}}},
     {"max_f16_colmajor", "row-max-colmajor.json", {{"ROWS", 32}, {"LANES", 8}, {"VEC", 4}}},
     {"min_bf16_rowmajor", "row-min-rowmajor-bf16.json", {{"ROWS", 2}, {"LANES", 64}, {"VEC", 8}}},
+    {"mean_f16_rowmajor", "row-mean-rowmajor.json", {{"ROWS", 1}, {"LANES", 128}, {"VEC", 8}}},
 };
 
 Params cooperative(Params p) {
@@ -122,6 +123,20 @@ TEST_P(CooperativeReduction, CombinesAcrossLanesOnAmdgcn) {
 
 INSTANTIATE_TEST_SUITE_P(Schedules, CooperativeReduction, ::testing::ValuesIn(kSchedules),
                          [](auto const& p) { return p.param.name; });
+
+// A mean is the sum divided by the row's length in f64, once per row, on both schedules.
+TEST(CooperativeReductionMean, DividesTheSumOncePerRow) {
+    for (Params const& params : {Params{{"COOP", 0}}, cooperative({{"ROWS", 1}, {"LANES", 256}})}) {
+        auto const ptx = lowering::emitKernel(
+            lowered("row-mean-rowmajor.json", "reduction.pipeline.json", params),
+            {.target = "sm_90a", .schedule = params});
+        EXPECT_EQ(occurrences(ptx.code, "div.rn.f64"), 1u);
+        auto const gcn = lowering::emitKernel(
+            lowered("row-mean-rowmajor.json", "reduction.pipeline.json", params, "gfx942"),
+            {.target = "gfx942", .schedule = params});
+        EXPECT_EQ(occurrences(gcn.code, "v_div_fixup_f64"), 1u);
+    }
+}
 
 // A schedule the walker cannot write is refused by name, not miscompiled.
 TEST(CooperativeReductionRefuses, ARowWhoseWorkgroupIsNotWholeWarps) {

@@ -230,8 +230,7 @@ void AmdgcnKernelWriter::reduceRows(Operation const& o, Held& held, Reduction co
         b_.op("s_addc_u32", {p.sub(1)}, {p.sub(1), gcn::Value::literal(0)});
         b_.op("s_branch", {}, {gcn::Value::label(top)});
         b_.add(gcn::Instruction::label(done));
-        gcn::ExpressionGenerator gen(b_, leaves());
-        held.registers[c] = b_.toVector(gen.convert(acc, accType, held.type), held.type);
+        setReduced(held, c, acc, r);
     }
 }
 

@@ -79,7 +79,7 @@ private:
     gcn::Value scratchAddress(ExprPtr const& slot);
     void writeScratch(gcn::Value const& acc, DataType type, ExprPtr const& slot) override;
     gcn::Value readScratch(DataType type, ExprPtr const& slot) override;
-    void setReduced(Held& held, std::size_t c, gcn::Value const& acc, DataType accType) override;
+    void setReduced(Held& held, std::size_t c, gcn::Value const& acc, Reduction const& r) override;
     // Element `c` of `held` becomes `value`; a value assigned again keeps its registers.
     void setHeld(Held& held, std::size_t c, gcn::Value const& value);
 

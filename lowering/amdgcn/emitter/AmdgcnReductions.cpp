@@ -15,10 +15,11 @@ namespace kiln::lowering::detail {
 
 namespace {
 
+// A mean combines as a sum (setReduced() divides it).
 BinaryOp combineOp(Combine combine) {
-    return combine == Combine::Sum   ? BinaryOp::Add
-           : combine == Combine::Max ? BinaryOp::Max
-                                     : BinaryOp::Min;
+    return combine == Combine::Sum || combine == Combine::Mean ? BinaryOp::Add
+           : combine == Combine::Max                           ? BinaryOp::Max
+                                                               : BinaryOp::Min;
 }
 
 int dwords(DataType type) {
@@ -30,7 +31,7 @@ int dwords(DataType type) {
 std::int64_t AmdgcnKernelWriter::identity(Combine combine, DataType accType) {
     if (accType != DataType::F64 && accType != DataType::I32 && accType != DataType::I64)
         throw UserError(fmt::format("a reduction of {} is not written yet", name(accType)));
-    if (combine == Combine::Sum)
+    if (combine == Combine::Sum || combine == Combine::Mean)
         return 0;
     if (accType == DataType::F64) // the bits of -inf and +inf
         return combine == Combine::Max ? static_cast<std::int64_t>(0xfff0000000000000ull)
@@ -105,9 +106,17 @@ gcn::Value AmdgcnKernelWriter::readScratch(DataType type, ExprPtr const& slot) {
 }
 
 void AmdgcnKernelWriter::setReduced(Held& held, std::size_t c, gcn::Value const& acc,
-                                    DataType accType) {
+                                    Reduction const& r) {
     gcn::ExpressionGenerator gen(b_, leaves());
-    held.registers[c] = b_.toVector(gen.convert(acc, accType, held.type), held.type);
+    gcn::Value value = acc;
+    if (r.divisor) {
+        KILN_ASSERT(r.accumulator == DataType::F64, "a mean in {}", name(r.accumulator));
+        ExprPtr const length = simplify(r.divisor);
+        value = gen.binary(BinaryOp::Divide, acc,
+                           gen.convert(gen.generate(length), resultType(*length), DataType::F64),
+                           DataType::F64);
+    }
+    held.registers[c] = b_.toVector(gen.convert(value, r.accumulator, held.type), held.type);
     flush();
 }
 

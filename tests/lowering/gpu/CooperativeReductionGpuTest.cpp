@@ -1,7 +1,8 @@
 // CooperativeReductionGpuTest.cpp: Reduces whose rows several workitems share (COOP=1 of
 // rules/reduction.pipeline.json) run on the GPU on random inputs, in both layouts, at odd sizes
-// (300 x 257, one row, one column, rows shorter than a step of their workitems) and round ones,
-// and match the CPU reference; each also as the kernel for its sizes only (kiln run, a sweep).
+// (300 x 257, one row, one column, rows shorter than a step of their workitems) and round ones
+// (sum, max, min and mean; f32, f16 and bf16), and match the CPU reference; each also as the kernel
+// for its sizes only (kiln run, a sweep).
 #include "LoweringTestSupport.h"
 #include "gpu/GpuFixture.h"
 #include "kiln/scheduler/DeviceRun.h"
@@ -11,7 +12,7 @@ namespace {
 
 struct ReductionCase {
     std::string name, command;
-    std::map<std::string, std::int64_t> params; ///< COOP=1 is added
+    std::map<std::string, std::int64_t> params; ///< COOP=1 unless they say otherwise
     std::map<std::string, double> problem;
 };
 
@@ -22,7 +23,7 @@ TEST_P(CooperativeReductionGpuTest, MatchesTheReference) {
     ReductionCase const& c = GetParam();
     std::string const target = device()->description().target;
     auto params = c.params;
-    params["COOP"] = 1;
+    params.emplace("COOP", 1);
     KernelGraph const graph = lowered(c.command, "reduction.pipeline.json", params, target);
     Command const command = loadCommand(sourcePath("examples/" + c.command));
     auto problem = command.defaults;
@@ -90,7 +91,23 @@ INSTANTIATE_TEST_SUITE_P(
         ReductionCase{"min_bf16_rowmajor_one_column",
                       "row-min-rowmajor-bf16.json",
                       {{"ROWS", 2}, {"LANES", 64}, {"VEC", 8}},
-                      {{"M", 1000}, {"N", 1}}}),
+                      {{"M", 1000}, {"N", 1}}},
+        ReductionCase{"mean_f16_rowmajor_odd",
+                      "row-mean-rowmajor.json",
+                      {{"ROWS", 1}, {"LANES", 128}, {"VEC", 8}},
+                      {}},
+        ReductionCase{"mean_f16_rowmajor_one_row",
+                      "row-mean-rowmajor.json",
+                      {{"ROWS", 1}, {"LANES", 128}, {"VEC", 8}},
+                      {{"M", 1}, {"N", 1000}}},
+        ReductionCase{"mean_f16_rowmajor_one_column",
+                      "row-mean-rowmajor.json",
+                      {{"ROWS", 1}, {"LANES", 128}, {"VEC", 8}},
+                      {{"M", 1000}, {"N", 1}}},
+        ReductionCase{"mean_f16_one_row_per_workitem",
+                      "row-mean-rowmajor.json",
+                      {{"COOP", 0}, {"ROWS", 64}},
+                      {}}),
     [](auto const& p) { return p.param.name; });
 
 } // namespace

@@ -38,7 +38,7 @@ enum class CommandField : std::uint8_t {
     DataType,   ///< the result type; optional
     TransposeA, ///< a bool, false by default
     TransposeB, ///< a bool, false by default
-    Combine,    ///< sum (default), max or min
+    Combine,    ///< sum (default), max, min or mean
 };
 
 /// Whether an operation's JSON must give a field of this kind.

@@ -22,8 +22,8 @@ std::span<OperationKind const> allOperationKinds();
 std::string_view name(OperationKind kind);
 std::optional<OperationKind> parseOperationKind(std::string_view name);
 
-/// How a Reduce combines values.
-enum class Combine : std::uint8_t { Sum, Max, Min };
+/// How a Reduce combines values (Mean: the sum over the row's length).
+enum class Combine : std::uint8_t { Sum, Max, Min, Mean };
 std::string_view name(Combine c);
 std::optional<Combine> parseCombine(std::string_view name);
 

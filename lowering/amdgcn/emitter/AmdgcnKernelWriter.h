@@ -76,7 +76,8 @@ private:
                      std::vector<ExprPtr> const& conditions) override;
     void combineAcrossLanes(Combine combine, gcn::Value const& acc, DataType type,
                             std::int64_t distance) override;
-    gcn::Value scratchAddress(ExprPtr const& slot);
+    // The LDS byte address of the scratch's slot `slot`, as a VGPR and an offset.
+    std::pair<gcn::Value, int> scratchAddress(ExprPtr const& slot);
     void writeScratch(gcn::Value const& acc, DataType type, ExprPtr const& slot) override;
     gcn::Value readScratch(DataType type, ExprPtr const& slot) override;
     void setReduced(Held& held, std::size_t c, gcn::Value const& acc, Reduction const& r) override;
@@ -165,6 +166,8 @@ private:
     std::map<std::pair<Id, std::size_t>, gcn::Value> fragments_; ///< (value, first element)
     bool mfmaSinceDrain_ = false; ///< an MFMA since the last drain(): its hazards are longer
     int loopDepth_ = 0;
+    /// The reduction scratch's address computed last since its write: slot, VGPR.
+    std::optional<std::pair<ExprPtr, gcn::Value>> scratchBase_;
     std::set<std::string> guardedCopies_; ///< unrolled loops (their labels) with a guarded copy
 };
 

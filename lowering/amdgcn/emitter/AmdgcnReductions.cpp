@@ -85,22 +85,34 @@ void AmdgcnKernelWriter::combineAcrossLanes(Combine combine, gcn::Value const& a
     flush();
 }
 
-gcn::Value AmdgcnKernelWriter::scratchAddress(ExprPtr const& slot) {
+// A slot a constant number of slots from the last one computed since the write is that address
+// plus the ds instruction's offset: a row's groups' values are read without an address each
+// (whose registers would stay live until the operation ends: 32 of them spilled past 128 VGPRs).
+std::pair<gcn::Value, int> AmdgcnKernelWriter::scratchAddress(ExprPtr const& slot) {
+    if (scratchBase_)
+        if (auto const d = IndexFacts::difference(slot, scratchBase_->first);
+            d && *d >= 0 && *d * 8 < 65536)
+            return {scratchBase_->second, static_cast<int>(*d * 8)};
     std::size_t const offset = shared_.bytes - reductionScratchBytes(graph_, shape_);
     ExprPtr const at = simplify(slot * literal(8) + literal(static_cast<std::int64_t>(offset)));
     gcn::ExpressionGenerator gen(b_, leaves());
-    gen.reuse(&memo_);
     gcn::Value const wide = gen.convert(gen.generate(at), resultType(*at), DataType::I64);
-    return b_.toVector(gcn::Builder::low(wide), DataType::I32);
+    gcn::Value const address = b_.toVector(gcn::Builder::low(wide), DataType::I32);
+    scratchBase_.emplace(slot, address);
+    return {address, 0};
 }
 
 void AmdgcnKernelWriter::writeScratch(gcn::Value const& acc, DataType type, ExprPtr const& slot) {
-    memory_.storeLds(scratchAddress(slot), acc, dwords(type) * 4);
+    scratchBase_.reset(); // the reads that follow start from their own first slot
+    auto const [address, offset] = scratchAddress(slot);
+    memory_.storeLds(address, acc, dwords(type) * 4, offset);
+    scratchBase_.reset();
     flush();
 }
 
 gcn::Value AmdgcnKernelWriter::readScratch(DataType type, ExprPtr const& slot) {
-    gcn::Value const v = memory_.loadLds(scratchAddress(slot), dwords(type) * 4).as(type);
+    auto const [address, offset] = scratchAddress(slot);
+    gcn::Value const v = memory_.loadLds(address, dwords(type) * 4, offset).as(type);
     flush();
     return v;
 }

@@ -240,38 +240,38 @@ kiln_row_sum_rowmajor:
   ds_write_b64 v16, v[4:5]
   s_waitcnt lgkmcnt(0)
   s_barrier
-  v_mov_b32 v10, 0
-  v_mov_b32 v11, 0
-  v_sub_co_u32 v12, s[14:15], v14, v2
+  v_mov_b32 v8, 0
+  v_mov_b32 v9, 0
+  v_mul_hi_u32 v1, v6, 64
+  v_mul_lo_u32 v12, v6, 0
+  v_mul_lo_u32 v13, v7, 64
+  v_add_u32 v14, v1, v12
+  v_add_u32 v11, v14, v13
+  v_mul_lo_u32 v10, v6, 64
+  v_add_co_u32 v16, s[14:15], v2, v10
   s_nop 1
-  v_subb_co_u32 v13, s[14:15], v15, v3, s[14:15]
-  v_mul_hi_u32 v1, v12, 8
-  v_mul_lo_u32 v20, v12, 0
-  v_mul_lo_u32 v21, v13, 8
-  v_add_u32 v22, v1, v20
-  v_add_u32 v19, v22, v21
-  v_mul_lo_u32 v18, v12, 8
-  ds_read_b64 v[24:25], v18
-  s_waitcnt lgkmcnt(0)
-  v_add_f64 v[20:21], v[10:11], v[24:25]
-  v_mov_b32 v10, v20
-  v_mov_b32 v11, v21
-  v_add_co_u32 v20, s[14:15], v12, 32
+  v_addc_co_u32 v17, s[14:15], v3, v11, s[14:15]
+  v_sub_co_u32 v18, s[18:19], v16, v2
   s_nop 1
-  v_addc_co_u32 v21, s[14:15], v13, 0, s[14:15]
-  v_mul_hi_u32 v1, v20, 8
-  v_mul_lo_u32 v24, v20, 0
-  v_mul_lo_u32 v25, v21, 8
-  v_add_u32 v26, v1, v24
-  v_add_u32 v23, v26, v25
-  v_mul_lo_u32 v22, v20, 8
-  ds_read_b64 v[28:29], v22
+  v_subb_co_u32 v19, s[18:19], v17, v3, s[18:19]
+  v_mul_hi_u32 v15, v18, 8
+  v_mul_lo_u32 v22, v18, 0
+  v_mul_lo_u32 v23, v19, 8
+  v_add_u32 v24, v15, v22
+  v_add_u32 v21, v24, v23
+  v_mul_lo_u32 v20, v18, 8
+  ds_read_b64 v[26:27], v20
   s_waitcnt lgkmcnt(0)
-  v_add_f64 v[24:25], v[10:11], v[28:29]
-  v_mov_b32 v10, v24
-  v_mov_b32 v11, v25
+  v_add_f64 v[10:11], v[8:9], v[26:27]
+  v_mov_b32 v8, v10
+  v_mov_b32 v9, v11
+  ds_read_b64 v[10:11], v20 offset:256
+  s_waitcnt lgkmcnt(0)
+  v_add_f64 v[12:13], v[8:9], v[10:11]
+  v_mov_b32 v8, v12
+  v_mov_b32 v9, v13
   s_barrier
-  v_cvt_f32_f64 v1, v[10:11]
+  v_cvt_f32_f64 v1, v[8:9]
   s_mul_hi_u32 s3, s12, 2
   s_mul_i32 s16, s12, 0
   s_mul_i32 s17, s13, 2

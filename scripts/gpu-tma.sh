@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gpu-tma.sh: on the GPU machine, the wgmma GEMM whose K slices the copy engine loads (TMA=1,
-# issue 18) against the same schedule staged with cp.async, and cuBLAS. Builds Kiln in a fresh
+# issue 18; WARP_SPECIALIZE=1: issued by a producer warpgroup) against the same schedule staged
+# with cp.async, and cuBLAS. Builds Kiln in a fresh
 # folder, runs the GPU tests of TMA and wgmma kernels, then times at SIZE^3 (f16, and bf16 with
 # A and B stored transposed) each schedule of POINTS with `kiln run --repetitions` twice, and
 # torch.matmul (cuBLAS) in the same call. Logs go to $OUT; a short table is printed last.
@@ -28,8 +29,12 @@ cp.async-128x256-s4:gemm-f16.json:$WGMMA,STAGES=4
 tma-128x256-s4:gemm-f16.json:$WGMMA,STAGES=4,TMA=1
 tma-128x256-s3:gemm-f16.json:$WGMMA,STAGES=3,TMA=1
 tma-128x128-s4:gemm-f16.json:MMA=1,MT_M=128,MT_N=128,MT_K=64,WT_M=16,STAGES=4,TMA=1
+ws-128x256-s4:gemm-f16.json:$WGMMA,STAGES=4,TMA=1,WARP_SPECIALIZE=1
+ws-128x256-s3:gemm-f16.json:$WGMMA,STAGES=3,TMA=1,WARP_SPECIALIZE=1
+ws-128x128-s4:gemm-f16.json:MMA=1,MT_M=128,MT_N=128,MT_K=64,WT_M=16,STAGES=4,TMA=1,WARP_SPECIALIZE=1
 bf16-cp.async-128x256-s4:gemm-bf16.json:$WGMMA,STAGES=4
 bf16-tma-128x256-s4:gemm-bf16.json:$WGMMA,STAGES=4,TMA=1
+bf16-ws-128x256-s4:gemm-bf16.json:$WGMMA,STAGES=4,TMA=1,WARP_SPECIALIZE=1
 "}
 
 step "device"

@@ -176,6 +176,17 @@ private:
     std::vector<TmaCopy> tmaCopies(Id storeShared, std::int64_t& bytes);
     std::string tensorMapParameter(std::string const& tensor, std::int64_t rows);
     void emitTmaPipeline(Pipeline const& pipeline);
+    void produceTma(Pipeline const& pipeline, std::int64_t shift, std::string const& base,
+                    std::string const& full, ExprPtr const& issuer);
+    void waitOnMbarrier(std::string const& barrier, std::string const& phase);
+    void nextCopy(Pipeline const& pipeline, std::string const& first, std::string const& data,
+                  std::vector<std::pair<std::string, std::string>> const& barriers,
+                  std::string const& phase);
+    // WARP_SPECIALIZE=1: a producer warpgroup issues the copies, the graph's warps consume.
+    bool warpSpecialized() const;
+    void emitWarpSpecializedPipeline(Pipeline const& pipeline);
+    /// Registers a producer keeps after setmaxnreg; it gives the rest to the consumers.
+    static constexpr std::int64_t kProducerRegisters = 40;
     /// Whether all of `conditions` hold at the known sizes; nothing when no sizes are known or
     /// a condition needs more than them.
     std::optional<bool> holdAtKnownSizes(std::vector<ExprPtr> const& conditions) const;
@@ -211,6 +222,9 @@ private:
     std::vector<ExprPtr> producerConditions_; ///< every copy's, as well as its own
     std::string sharedBase_;                  ///< u32 register: kiln_shared's address
     std::vector<ParameterInfo> tensorMaps_;   ///< the TMA tensor maps the kernel takes, in order
+    std::int64_t producerWarps_ = 0;   ///< warps WARP_SPECIALIZE adds to the graph's workgroup
+    std::int64_t consumerThreads_ = 0; ///< after its split, barriers count only these
+    std::string exitLabel_;            ///< where the producers go when done: the kernel's end
 };
 
 } // namespace kiln::lowering::detail

@@ -390,14 +390,98 @@ std::vector<PtxCodegen::TmaCopy> PtxCodegen::tmaCopies(Id op, std::int64_t& byte
     return copies;
 }
 
+bool PtxCodegen::warpSpecialized() const {
+    auto const ws = options_.schedule.find("WARP_SPECIALIZE");
+    return ws != options_.schedule.end() && ws->second != 0;
+}
+
+// The copies of iteration counter + `shift` into the copy at `base`, completing on the mbarrier
+// at `full`: issued where `issuer` holds and the loop runs that far.
+void PtxCodegen::produceTma(Pipeline const& pl, std::int64_t shift, std::string const& base,
+                            std::string const& full, ExprPtr const& issuer) {
+    writer_.pushScope();
+    ExprPtr const shifted = simplify(index(pl.counter) + literal(shift));
+    shifted_[pl.counter] = shifted;
+    ExprPtr const inside = simplify(substitute(pl.o.expression, {{pl.counter, shifted}}));
+    std::string const p =
+        writer_.emit(binary(BinaryOp::LogicalAnd, issuer, inside), DataType::Bool, bindings());
+    std::vector<TmaCopy> copies;
+    std::int64_t bytes = 0;
+    for (Id b : pl.producer) {
+        if (graph_.control.node(b).kind != OperationKind::StoreShared) {
+            operation(b); // a workgroup's tile: a view, no code
+            continue;
+        }
+        auto const more = tmaCopies(b, bytes);
+        copies.insert(copies.end(), more.begin(), more.end());
+    }
+    writer_.instruction(
+        fmt::format("@{} mbarrier.arrive.expect_tx.shared::cta.b64 _, [{}], {}", p, full, bytes));
+    for (TmaCopy const& c : copies) {
+        std::string const param = writer_.newRegister(PtxType::U64),
+                          map = writer_.newRegister(PtxType::U64),
+                          destination = writer_.newRegister(PtxType::B32);
+        writer_.instruction(fmt::format("mov.u64 {}, {}", param, paramName(c.map)));
+        writer_.instruction(fmt::format("cvta.param.u64 {}, {}", map, param));
+        writer_.instruction(fmt::format("add.u32 {}, {}, {}", destination, base, c.sharedOffset));
+        std::array<std::string, 2> coordinates;
+        for (std::size_t a = 0; a < 2; ++a) {
+            coordinates[a] = writer_.newRegister(PtxType::B32);
+            writer_.instruction(
+                fmt::format("cvt.u32.u64 {}, {}", coordinates[a],
+                            writer_.emitIndex(a == 0 ? c.inner : c.outer, bindings())));
+        }
+        writer_.instruction(fmt::format(
+            "@{} cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+            "[{}], [{}, {{{}, {}}}], [{}]",
+            p, destination, map, coordinates[0], coordinates[1], full));
+    }
+    shifted_.clear();
+    writer_.popScope();
+}
+
+// Waits until the phase of parity `phase` of the mbarrier at `barrier` has completed.
+void PtxCodegen::waitOnMbarrier(std::string const& barrier, std::string const& phase) {
+    std::string const wait = writer_.newLabel("wait"), ready = writer_.newRegister(PtxType::Pred);
+    writer_.label(wait);
+    writer_.instruction(fmt::format("mbarrier.try_wait.parity.shared::cta.b64 {}, [{}], {}", ready,
+                                    barrier, phase));
+    writer_.instruction(fmt::format("@!{} bra {}", ready, wait));
+}
+
+// On to the next copy of shared memory at `data` (and its mbarriers), round the ring of
+// `pl.stages` copies from `first`; where it wraps, `phase` (if any) flips.
+void PtxCodegen::nextCopy(Pipeline const& pl, std::string const& first, std::string const& data,
+                          std::vector<std::pair<std::string, std::string>> const& barriers,
+                          std::string const& phase) {
+    std::string const wrapped = writer_.newRegister(PtxType::Pred);
+    std::string const end = writer_.newRegister(PtxType::B32);
+    writer_.instruction(fmt::format("add.u32 {}, {}, {}", end, first, pl.stages * pl.stageBytes));
+    writer_.instruction(fmt::format("add.u32 {0}, {0}, {1}", data, pl.stageBytes));
+    writer_.instruction(fmt::format("setp.eq.u32 {}, {}, {}", wrapped, data, end));
+    writer_.instruction(fmt::format("selp.b32 {0}, {1}, {0}, {2}", data, first, wrapped));
+    for (auto const& [barrier, firstBarrier] : barriers) {
+        writer_.instruction(fmt::format("add.u32 {0}, {0}, 8", barrier));
+        writer_.instruction(
+            fmt::format("selp.b32 {0}, {1}, {0}, {2}", barrier, firstBarrier, wrapped));
+    }
+    if (!phase.empty())
+        writer_.instruction(fmt::format("@{0} xor.b32 {1}, {1}, 1", wrapped, phase));
+}
+
 void PtxCodegen::emitTmaPipeline(Pipeline const& pl) {
     if (!arch_.has(arch::Capability::HasTMA) || !arch_.has(arch::Capability::HasWGMMA))
         throw UserError(fmt::format("TMA=1 loads the tiles wgmma reads with the copy engine, "
                                     "which {} does not have with wgmma (sm_90a does)",
                                     options_.target));
-    // One mbarrier (8 bytes) per copy, after the copies.
-    sharedBytes_ = static_cast<std::size_t>(pl.stageBytes * pl.stages + 8 * pl.stages);
+    bool const specialized = warpSpecialized();
+    // After the copies, one mbarrier (8 bytes) per copy: its tiles have landed ("full"); with
+    // warp specialization one more: the consumers are done with it ("empty").
+    std::int64_t const barriers = pl.stages * pl.stageBytes;
+    sharedBytes_ = static_cast<std::size_t>(barriers + 8 * pl.stages * (specialized ? 2 : 1));
     requireShared(1, static_cast<std::int64_t>(sharedBytes_));
+    if (specialized)
+        return emitWarpSpecializedPipeline(pl);
     std::string const first = sharedBase_;
     bool const overlap = pl.stages >= 3;
     std::int64_t const lead = overlap ? pl.stages - 2 : pl.stages - 1;
@@ -407,7 +491,6 @@ void PtxCodegen::emitTmaPipeline(Pipeline const& pl) {
         writer_.instruction(fmt::format("add.u32 {}, {}, {}", r, first, bytes));
         return r;
     };
-    std::int64_t const barriers = pl.stages * pl.stageBytes;
     ExprPtr const elected = binary(BinaryOp::Equal, linearWorkitem(shape_), literal(0));
     std::string const issuer = writer_.emit(elected, DataType::Bool, bindings());
     for (std::int64_t s = 0; s < pl.stages; ++s)
@@ -416,57 +499,12 @@ void PtxCodegen::emitTmaPipeline(Pipeline const& pl) {
     writer_.instruction("fence.mbarrier_init.release.cluster");
     writer_.instruction("bar.sync 0");
 
-    // The producer of iteration counter + `shift` into the copy at `base`, completing on the
-    // mbarrier at `full`: issued by one workitem, where the loop runs that far.
-    auto produce = [&](std::int64_t shift, std::string const& base, std::string const& full) {
-        writer_.pushScope();
-        ExprPtr const shifted = simplify(index(pl.counter) + literal(shift));
-        shifted_[pl.counter] = shifted;
-        ExprPtr const inside = simplify(substitute(pl.o.expression, {{pl.counter, shifted}}));
-        std::string const p =
-            writer_.emit(binary(BinaryOp::LogicalAnd, elected, inside), DataType::Bool, bindings());
-        std::vector<TmaCopy> copies;
-        std::int64_t bytes = 0;
-        for (Id b : pl.producer) {
-            if (graph_.control.node(b).kind != OperationKind::StoreShared) {
-                operation(b); // a workgroup's tile: a view, no code
-                continue;
-            }
-            auto const more = tmaCopies(b, bytes);
-            copies.insert(copies.end(), more.begin(), more.end());
-        }
-        writer_.instruction(fmt::format("@{} mbarrier.arrive.expect_tx.shared::cta.b64 _, [{}], {}",
-                                        p, full, bytes));
-        for (TmaCopy const& c : copies) {
-            std::string const param = writer_.newRegister(PtxType::U64),
-                              map = writer_.newRegister(PtxType::U64),
-                              destination = writer_.newRegister(PtxType::B32);
-            writer_.instruction(fmt::format("mov.u64 {}, {}", param, paramName(c.map)));
-            writer_.instruction(fmt::format("cvta.param.u64 {}, {}", map, param));
-            writer_.instruction(
-                fmt::format("add.u32 {}, {}, {}", destination, base, c.sharedOffset));
-            std::array<std::string, 2> coordinates;
-            for (std::size_t a = 0; a < 2; ++a) {
-                coordinates[a] = writer_.newRegister(PtxType::B32);
-                writer_.instruction(
-                    fmt::format("cvt.u32.u64 {}, {}", coordinates[a],
-                                writer_.emitIndex(a == 0 ? c.inner : c.outer, bindings())));
-            }
-            writer_.instruction(fmt::format(
-                "@{} cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
-                "[{}], [{}, {{{}, {}}}], [{}]",
-                p, destination, map, coordinates[0], coordinates[1], full));
-        }
-        shifted_.clear();
-        writer_.popScope();
-    };
-
     for (Id init : graph_.successors(pl.op, ControlEdgeKind::Initialize))
         operation(init);
     for (std::int64_t s = 0; s < lead; ++s)
-        produce(s, offset(s * pl.stageBytes), offset(barriers + 8 * s));
+        produceTma(pl, s, offset(s * pl.stageBytes), offset(barriers + 8 * s), elected);
     std::string const read = offset(0), write = offset(lead * pl.stageBytes),
-                      end = offset(barriers), readFull = offset(barriers),
+                      firstFull = offset(barriers), readFull = offset(barriers),
                       writeFull = offset(barriers + 8 * lead),
                       phase = writer_.newRegister(PtxType::B32);
     writer_.instruction(fmt::format("mov.u32 {}, 0", phase));
@@ -478,33 +516,137 @@ void PtxCodegen::emitTmaPipeline(Pipeline const& pl) {
     // Every warp is done with the copy the producer overwrites: consume(i - 1) (without a group
     // in flight) or consume(i - 2) (whose wgmmas each warp waited for in consume(i - 1)).
     writer_.instruction("bar.sync 0");
-    produce(lead, write, writeFull);
-    std::string const wait = writer_.newLabel("wait"), ready = writer_.newRegister(PtxType::Pred);
-    writer_.label(wait);
-    writer_.instruction(fmt::format("mbarrier.try_wait.parity.shared::cta.b64 {}, [{}], {}", ready,
-                                    readFull, phase));
-    writer_.instruction(fmt::format("@!{} bra {}", ready, wait));
+    produceTma(pl, lead, write, writeFull, elected);
+    waitOnMbarrier(readFull, phase);
     sharedBase_ = read;
     list(pl.consumer);
     sharedBase_ = first;
     operation(pl.increment);
-    // On to the next copy and its mbarrier, round the ring; reading copy 0 again, the next phase.
-    for (auto const& [r, full, flips] :
-         {std::tuple{read, readFull, true}, std::tuple{write, writeFull, false}}) {
-        std::string const wrapped = writer_.newRegister(PtxType::Pred);
-        writer_.instruction(fmt::format("add.u32 {0}, {0}, {1}", r, pl.stageBytes));
-        writer_.instruction(fmt::format("add.u32 {0}, {0}, 8", full));
-        writer_.instruction(fmt::format("setp.eq.u32 {}, {}, {}", wrapped, r, end));
-        writer_.instruction(fmt::format("selp.b32 {0}, {1}, {0}, {2}", r, first, wrapped));
-        writer_.instruction(fmt::format("selp.b32 {0}, {1}, {0}, {2}", full, end, wrapped));
-        if (flips)
-            writer_.instruction(fmt::format("@{0} xor.b32 {1}, {1}, 1", wrapped, phase));
-    }
+    // On to the next copy and its mbarrier; reading copy 0 again, the next phase.
+    nextCopy(pl, first, read, {{readFull, firstFull}}, phase);
+    nextCopy(pl, first, write, {{writeFull, firstFull}}, "");
     writer_.popScope();
     writer_.instruction(fmt::format("bra.uni {}", top));
     writer_.label(done);
     if (overlap)
         writer_.instruction("wgmma.wait_group.sync.aligned 0");
+    warpgroupsInFlight_ = 0;
+}
+
+// WARP_SPECIALIZE=1: a producer warpgroup after the graph's warps issues every copy; the
+// graph's warps (the consumers) only wait, multiply and store:
+//
+//     init full[s] (1 arrival) and empty[s] (one per consumer warp); fence; barrier
+//     producer warpgroup: setmaxnreg.dec; loop i: wait on empty[i % S] (parity starting at 1,
+//         so that the first round passes), one workitem: expect_tx and the copies into full[...]
+//     consumers: setmaxnreg.inc; loop i: wait on full[i % S]; multiply (one wgmma group stays in
+//         flight); lane 0 of each warp arrives on empty[(i - 1) % S], whose wgmmas are done
+//
+// No barrier of the whole workgroup in the loop: the producer runs as far ahead as the copies
+// allow. Barriers after the split count only the consumers (bar.sync 1, consumers); the
+// producers jump to the kernel's end.
+void PtxCodegen::emitWarpSpecializedPipeline(Pipeline const& pl) {
+    if (!shape_.workitems[2] || shape_.block[0] * shape_.block[1] != 32 || shape_.block[2] % 4 != 0)
+        throw UserError(fmt::format("WARP_SPECIALIZE=1 adds a warpgroup to workgroups whose "
+                                    "warps run along z ({} x {} x {} workitems are not; schedule "
+                                    "{})",
+                                    shape_.block[0], shape_.block[1], shape_.block[2],
+                                    scheduleText(options_.schedule)));
+    std::int64_t const consumerWarps = shape_.block[2];
+    std::string const first = sharedBase_;
+    std::int64_t const barriers = pl.stages * pl.stageBytes, empties = barriers + 8 * pl.stages;
+    auto offset = [&](std::int64_t bytes) {
+        std::string const r = writer_.newRegister(PtxType::B32);
+        writer_.instruction(fmt::format("add.u32 {}, {}, {}", r, first, bytes));
+        return r;
+    };
+    ExprPtr const linear = linearWorkitem(shape_);
+    std::string const initializer =
+        writer_.emit(binary(BinaryOp::Equal, linear, literal(0)), DataType::Bool, bindings());
+    for (std::int64_t s = 0; s < pl.stages; ++s) {
+        writer_.instruction(fmt::format("@{} mbarrier.init.shared::cta.b64 [{}], 1", initializer,
+                                        offset(barriers + 8 * s)));
+        writer_.instruction(fmt::format("@{} mbarrier.init.shared::cta.b64 [{}], {}", initializer,
+                                        offset(empties + 8 * s), consumerWarps));
+    }
+    writer_.instruction("fence.mbarrier_init.release.cluster");
+    writer_.instruction("bar.sync 0");
+    exitLabel_ = writer_.newLabel("exit");
+    std::string const consumers = writer_.newLabel("consumers");
+    writer_.instruction(
+        fmt::format("@!{} bra {}",
+                    writer_.emit(binary(BinaryOp::GreaterEqual, index(*shape_.workitems[2]),
+                                        literal(consumerWarps)),
+                                 DataType::Bool, bindings()),
+                    consumers));
+
+    // The producer warpgroup; its first workitem issues.
+    writer_.instruction(fmt::format("setmaxnreg.dec.sync.aligned.u32 {}", kProducerRegisters));
+    {
+        writer_.pushScope();
+        ExprPtr const issuer = binary(BinaryOp::Equal, linear, literal(consumerWarps * 32));
+        for (Id init : graph_.successors(pl.op, ControlEdgeKind::Initialize))
+            if (graph_.mapping.get(init, role::dest) == pl.counter)
+                operation(init);
+        std::string const write = offset(0), firstFull = offset(barriers),
+                          firstEmpty = offset(empties), full = offset(barriers),
+                          empty = offset(empties), phase = writer_.newRegister(PtxType::B32);
+        writer_.instruction(fmt::format("mov.u32 {}, 1", phase));
+        std::string const top = writer_.newLabel("produce"), done = writer_.newLabel("produced");
+        writer_.label(top);
+        writer_.pushScope();
+        std::string const p = writer_.emit(pl.o.expression, DataType::Bool, bindings());
+        writer_.instruction(fmt::format("@!{} bra {}", p, done));
+        waitOnMbarrier(empty, phase);
+        produceTma(pl, 0, write, full, issuer);
+        operation(pl.increment);
+        nextCopy(pl, first, write, {{full, firstFull}, {empty, firstEmpty}}, phase);
+        writer_.popScope();
+        writer_.instruction(fmt::format("bra.uni {}", top));
+        writer_.label(done);
+        writer_.instruction(fmt::format("bra.uni {}", exitLabel_));
+        writer_.popScope();
+    }
+
+    // The consumers: the graph's warps.
+    writer_.label(consumers);
+    // What the producers gave up, shared among the consumers (a multiple of 8, at most 256).
+    std::int64_t const registers = arch_.fact("max_registers_per_block").value_or(65536);
+    std::int64_t const consumerRegisters = std::min<std::int64_t>(
+        256, (registers - 128 * kProducerRegisters) / (consumerWarps * 32) / 8 * 8);
+    writer_.instruction(fmt::format("setmaxnreg.inc.sync.aligned.u32 {}", consumerRegisters));
+    producerWarps_ = 4;
+    consumerThreads_ = consumerWarps * 32;
+    warpgroupsInFlight_ = 1;
+    for (Id init : graph_.successors(pl.op, ControlEdgeKind::Initialize))
+        operation(init);
+    std::string const read = offset(0), firstFull = offset(barriers), firstEmpty = offset(empties),
+                      full = offset(barriers), empty = offset(empties), previous = offset(empties),
+                      phase = writer_.newRegister(PtxType::B32);
+    writer_.instruction(fmt::format("mov.u32 {}, 0", phase));
+    std::string const top = writer_.newLabel("loop"), done = writer_.newLabel("done");
+    writer_.label(top);
+    writer_.pushScope();
+    std::string const p = writer_.emit(pl.o.expression, DataType::Bool, bindings());
+    writer_.instruction(fmt::format("@!{} bra {}", p, done));
+    waitOnMbarrier(full, phase);
+    sharedBase_ = read;
+    list(pl.consumer);
+    sharedBase_ = first;
+    // consume(i - 1)'s wgmmas are done (consume(i) waited for all but its own group): its copy
+    // is free for the producer.
+    ExprPtr const release =
+        binary(BinaryOp::LogicalAnd, binary(BinaryOp::Greater, index(pl.counter), literal(0)),
+               binary(BinaryOp::Equal, linear % literal(32), literal(0)));
+    writer_.instruction(fmt::format("@{} mbarrier.arrive.shared::cta.b64 _, [{}]",
+                                    writer_.emit(release, DataType::Bool, bindings()), previous));
+    writer_.instruction(fmt::format("mov.u32 {}, {}", previous, empty));
+    operation(pl.increment);
+    nextCopy(pl, first, read, {{full, firstFull}, {empty, firstEmpty}}, phase);
+    writer_.popScope();
+    writer_.instruction(fmt::format("bra.uni {}", top));
+    writer_.label(done);
+    writer_.instruction("wgmma.wait_group.sync.aligned 0");
     warpgroupsInFlight_ = 0;
 }
 

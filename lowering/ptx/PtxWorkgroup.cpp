@@ -393,7 +393,9 @@ void PtxCodegen::barrier() {
         writer_.instruction("cp.async.wait_all");
     asyncPending_ = false;
     fenceForWarpgroups();
-    writer_.instruction("bar.sync 0");
+    // After WARP_SPECIALIZE's split the producer warpgroup is gone: the consumers meet alone.
+    writer_.instruction(consumerThreads_ > 0 ? fmt::format("bar.sync 1, {}", consumerThreads_)
+                                             : "bar.sync 0");
 }
 
 void PtxCodegen::clearAccumulators(Held& acc) {

@@ -46,6 +46,16 @@ void checkCodegenParameters(CodegenOptions const& options) {
         if (tma->second == 1 && (stages == options.schedule.end() || stages->second < 2))
             throw UserError("TMA=1 fills the copies of a pipelined K loop; it needs STAGES >= 2");
     }
+    if (auto const ws = options.schedule.find("WARP_SPECIALIZE"); ws != options.schedule.end()) {
+        if (ws->second != 0 && ws->second != 1)
+            throw UserError(fmt::format("WARP_SPECIALIZE={} must be 0 or 1 (a producer warpgroup "
+                                        "issues the copy engine's loads)",
+                                        ws->second));
+        auto const tma = options.schedule.find("TMA");
+        if (ws->second == 1 && (tma == options.schedule.end() || tma->second != 1))
+            throw UserError("WARP_SPECIALIZE=1 gives the copy engine's loads (TMA=1) to a "
+                            "producer warpgroup; it needs TMA=1");
+    }
     if (auto const blocks = options.schedule.find("MIN_BLOCKS"); blocks != options.schedule.end()) {
         std::int64_t const most = arch.fact("max_blocks_per_multiprocessor").value_or(32);
         if (blocks->second < 0 || blocks->second > most)

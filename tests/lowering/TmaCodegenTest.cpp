@@ -1,7 +1,7 @@
 // TmaCodegenTest.cpp: TMA=1, the wgmma GEMM's K slices loaded by the copy engine
-// (lowering/ptx/PtxPipeline.cpp): what the kernel issues and waits for, its tensor-map
-// parameters in the manifest, the schedules it refuses, every variant assembled by ptxas, and a
-// small kernel against golden PTX.
+// (lowering/ptx/PtxPipeline.cpp): what the kernel issues and waits for, with and without a
+// producer warpgroup (WARP_SPECIALIZE=1), its tensor-map parameters in the manifest, the
+// schedules it refuses, every variant assembled by ptxas, and a small kernel against golden PTX.
 //     KILN_UPDATE_GOLDEN=1 ctest --test-dir build -R TmaCodegen    (then review the diff)
 #include "../GoldenFile.h"
 #include "LoweringTestSupport.h"
@@ -22,6 +22,11 @@ using Schedule = std::map<std::string, std::int64_t>;
 Schedule tma(std::int64_t mtM, std::int64_t mtN, std::int64_t stages) {
     return {{"MMA", 1},   {"MT_M", mtM},      {"MT_N", mtN}, {"MT_K", 64},
             {"WT_M", 16}, {"STAGES", stages}, {"TMA", 1}};
+}
+
+Schedule specialized(Schedule schedule) {
+    schedule["WARP_SPECIALIZE"] = 1;
+    return schedule;
 }
 
 lowering::EmittedKernel emit(std::string const& command, Schedule const& schedule,
@@ -149,10 +154,38 @@ TEST(TmaCodegen, SchedulesTheCopyEngineCannotServeAreRefused) {
     mmaSync["WT_M"] = 32;
     mmaSync["MT_K"] = 32;
     expectRefused("gemm-f16.json", mmaSync, "sm_90a", "wgmma does not read it");
+    auto withoutTma = specialized(tma(64, 64, 2));
+    withoutTma["TMA"] = 0;
+    expectRefused("gemm-f16.json", withoutTma, "sm_90a", "it needs TMA=1");
     // An unrolled loop is not pipelined: nothing for the copy engine to fill.
     auto unrolled = tma(64, 64, 2);
     unrolled["UNROLL"] = 2;
     expectRefused("gemm-f16.json", unrolled, "sm_90a", "this kernel has none");
+}
+
+TEST(TmaCodegen, AProducerWarpgroupIssuesTheCopiesWhenWarpSpecialized) {
+    auto const kernel = emit("gemm-f16.json", specialized(tma(128, 256, 4)));
+    // A third warpgroup after the graph's two; a register limit at entry, which the producers
+    // lower to 40 and the consumers raise to what that frees (65536 - 128 x 40 over 256
+    // consumers, a multiple of 8).
+    EXPECT_EQ(kernel.block[2], 8 + 4);
+    EXPECT_NE(kernel.code.find(".maxntid 4, 8, 12\n.minnctapersm 1\n"), std::string::npos);
+    EXPECT_EQ(occurrences(kernel.code, "setmaxnreg.dec.sync.aligned.u32 40;"), 1u);
+    EXPECT_EQ(occurrences(kernel.code, "setmaxnreg.inc.sync.aligned.u32 232;"), 1u);
+    // Full mbarriers (one arrival: the issuer's expect_tx) and empty ones (one per consumer
+    // warp), one of each per copy; the copies issued once, in the producers' loop.
+    EXPECT_EQ(occurrences(kernel.code, "], 1;"), 4u);
+    EXPECT_EQ(occurrences(kernel.code, "], 8;"), 4u);
+    EXPECT_EQ(occurrences(kernel.code, kCopy), 5u);
+    EXPECT_EQ(occurrences(kernel.code, "mbarrier.try_wait.parity"), 2u);
+    EXPECT_EQ(occurrences(kernel.code, "mbarrier.arrive.shared::cta.b64 _, ["), 1u);
+    // The one barrier of the whole workgroup is the one after the mbarriers' initialization.
+    EXPECT_EQ(occurrences(kernel.code, "bar.sync"), 1u);
+    EXPECT_EQ(kernel.sharedBytes, 4u * (128 * 64 + 64 * 256) * 2 + 2 * 4 * 8);
+    // One consumer warpgroup may take 256 registers.
+    EXPECT_EQ(occurrences(emit("gemm-f16.json", specialized(tma(64, 64, 2))).code,
+                          "setmaxnreg.inc.sync.aligned.u32 256;"),
+              1u);
 }
 
 class TmaPtxas : public ::testing::TestWithParam<std::tuple<std::string, std::string, Schedule>> {};
@@ -175,7 +208,13 @@ INSTANTIATE_TEST_SUITE_P(
         std::tuple{"f16_128x128_3_stages", "gemm-f16.json", tma(128, 128, 3)},
         std::tuple{"f16_64x64_2_stages", "gemm-f16.json", tma(64, 64, 2)},
         std::tuple{"bf16_transposed_128x128_3_stages", "gemm-bf16.json", tma(128, 128, 3)},
-        std::tuple{"bf16_transposed_64x256_2_stages", "gemm-bf16.json", tma(64, 256, 2)}),
+        std::tuple{"bf16_transposed_64x256_2_stages", "gemm-bf16.json", tma(64, 256, 2)},
+        std::tuple{"f16_128x256_4_stages_warp_specialized", "gemm-f16.json",
+                   specialized(tma(128, 256, 4))},
+        std::tuple{"f16_64x64_2_stages_warp_specialized", "gemm-f16.json",
+                   specialized(tma(64, 64, 2))},
+        std::tuple{"bf16_transposed_128x128_3_stages_warp_specialized", "gemm-bf16.json",
+                   specialized(tma(128, 128, 3))}),
     [](auto const& p) { return std::get<0>(p.param); });
 
 TEST(TmaCodegen, MatchesTheGoldenFile) {

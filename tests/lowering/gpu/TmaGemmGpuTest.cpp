@@ -3,8 +3,9 @@
 // encodes the tensor maps), against the reference (the CPU, or cuBLAS past 1e8 FLOPs): sizes
 // that are and are not multiples of the tiles, tiny, tall and skinny, prefetch deeper than the K
 // loop is long, both operand layouts (f16: A K-major, B N-major; bf16 stored transposed: A
-// M-major, B K-major). Rows whose stride is not a multiple of 16 bytes cannot be described by a
-// tensor map: the launch is refused, naming it. Skipped on other GPUs.
+// M-major, B K-major), with and without a producer warpgroup (WARP_SPECIALIZE=1). Rows whose
+// stride is not a multiple of 16 bytes cannot be described by a tensor map: the launch is
+// refused, naming it. Skipped on other GPUs.
 #include "LoweringTestSupport.h"
 #include "gpu/GpuFixture.h"
 #include "kiln/scheduler/DeviceRun.h"
@@ -17,6 +18,11 @@ using Schedule = std::map<std::string, std::int64_t>;
 Schedule tma(std::int64_t mtM, std::int64_t mtN, std::int64_t stages) {
     return {{"MMA", 1},   {"MT_M", mtM},      {"MT_N", mtN}, {"MT_K", 64},
             {"WT_M", 16}, {"STAGES", stages}, {"TMA", 1}};
+}
+
+Schedule specialized(Schedule schedule) {
+    schedule["WARP_SPECIALIZE"] = 1;
+    return schedule;
 }
 
 struct TmaCase {
@@ -58,56 +64,86 @@ TEST_P(TmaGemmGpuTest, MatchesTheReference) {
                 result.value().registers);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, TmaGemmGpuTest,
-                         ::testing::Values(TmaCase{"f16_128x256_round",
-                                                   "gemm-f16.json",
-                                                   tma(128, 256, 4),
-                                                   {{"M", 512}, {"N", 512}, {"K", 512}}},
-                                           TmaCase{"f16_128x256_ragged",
-                                                   "gemm-f16.json",
-                                                   tma(128, 256, 4),
-                                                   {{"M", 300}, {"N", 520}, {"K", 200}}},
-                                           TmaCase{"f16_128x256_tiny",
-                                                   "gemm-f16.json",
-                                                   tma(128, 256, 4),
-                                                   {{"M", 1}, {"N", 8}, {"K", 8}}},
-                                           TmaCase{"f16_128x256_tall_skinny",
-                                                   "gemm-f16.json",
-                                                   tma(128, 256, 4),
-                                                   {{"M", 4099}, {"N", 24}, {"K", 40}}},
-                                           TmaCase{"f16_128x256_one_k_tile",
-                                                   "gemm-f16.json",
-                                                   tma(128, 256, 4),
-                                                   {{"M", 130}, {"N", 264}, {"K", 64}}},
-                                           TmaCase{"f16_128x256_split_k_shape",
-                                                   "gemm-f16.json",
-                                                   tma(128, 256, 4),
-                                                   {{"M", 129}, {"N", 4104}, {"K", 520}}},
-                                           TmaCase{"f16_128x128_3_stages",
-                                                   "gemm-f16.json",
-                                                   tma(128, 128, 3),
-                                                   {{"M", 384}, {"N", 256}, {"K", 1024}}},
-                                           TmaCase{"f16_64x64_2_stages",
-                                                   "gemm-f16.json",
-                                                   tma(64, 64, 2),
-                                                   {{"M", 130}, {"N", 72}, {"K", 136}}},
-                                           TmaCase{"bf16_transposed_128x128",
-                                                   "gemm-bf16.json",
-                                                   tma(128, 128, 3),
-                                                   {{"M", 200}, {"N", 137}, {"K", 200}}},
-                                           TmaCase{"bf16_transposed_round",
-                                                   "gemm-bf16.json",
-                                                   tma(128, 128, 3),
-                                                   {{"M", 512}, {"N", 512}, {"K", 512}}},
-                                           TmaCase{"bf16_transposed_tiny",
-                                                   "gemm-bf16.json",
-                                                   tma(64, 64, 2),
-                                                   {{"M", 8}, {"N", 1}, {"K", 8}}},
-                                           TmaCase{"bf16_transposed_tall_skinny",
-                                                   "gemm-bf16.json",
-                                                   tma(64, 256, 2),
-                                                   {{"M", 4104}, {"N", 3}, {"K", 72}}}),
-                         [](auto const& p) { return p.param.name; });
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, TmaGemmGpuTest,
+    ::testing::Values(TmaCase{"f16_128x256_round",
+                              "gemm-f16.json",
+                              tma(128, 256, 4),
+                              {{"M", 512}, {"N", 512}, {"K", 512}}},
+                      TmaCase{"f16_128x256_ragged",
+                              "gemm-f16.json",
+                              tma(128, 256, 4),
+                              {{"M", 300}, {"N", 520}, {"K", 200}}},
+                      TmaCase{"f16_128x256_tiny",
+                              "gemm-f16.json",
+                              tma(128, 256, 4),
+                              {{"M", 1}, {"N", 8}, {"K", 8}}},
+                      TmaCase{"f16_128x256_tall_skinny",
+                              "gemm-f16.json",
+                              tma(128, 256, 4),
+                              {{"M", 4099}, {"N", 24}, {"K", 40}}},
+                      TmaCase{"f16_128x256_one_k_tile",
+                              "gemm-f16.json",
+                              tma(128, 256, 4),
+                              {{"M", 130}, {"N", 264}, {"K", 64}}},
+                      TmaCase{"f16_128x256_split_k_shape",
+                              "gemm-f16.json",
+                              tma(128, 256, 4),
+                              {{"M", 129}, {"N", 4104}, {"K", 520}}},
+                      TmaCase{"f16_128x128_3_stages",
+                              "gemm-f16.json",
+                              tma(128, 128, 3),
+                              {{"M", 384}, {"N", 256}, {"K", 1024}}},
+                      TmaCase{"f16_64x64_2_stages",
+                              "gemm-f16.json",
+                              tma(64, 64, 2),
+                              {{"M", 130}, {"N", 72}, {"K", 136}}},
+                      TmaCase{"bf16_transposed_128x128",
+                              "gemm-bf16.json",
+                              tma(128, 128, 3),
+                              {{"M", 200}, {"N", 137}, {"K", 200}}},
+                      TmaCase{"bf16_transposed_round",
+                              "gemm-bf16.json",
+                              tma(128, 128, 3),
+                              {{"M", 512}, {"N", 512}, {"K", 512}}},
+                      TmaCase{"bf16_transposed_tiny",
+                              "gemm-bf16.json",
+                              tma(64, 64, 2),
+                              {{"M", 8}, {"N", 1}, {"K", 8}}},
+                      TmaCase{"bf16_transposed_tall_skinny",
+                              "gemm-bf16.json",
+                              tma(64, 256, 2),
+                              {{"M", 4104}, {"N", 3}, {"K", 72}}},
+                      // A producer warpgroup issues the copies (WARP_SPECIALIZE=1).
+                      TmaCase{"f16_128x256_specialized_round",
+                              "gemm-f16.json",
+                              specialized(tma(128, 256, 4)),
+                              {{"M", 512}, {"N", 512}, {"K", 512}}},
+                      TmaCase{"f16_128x256_specialized_ragged",
+                              "gemm-f16.json",
+                              specialized(tma(128, 256, 4)),
+                              {{"M", 300}, {"N", 520}, {"K", 200}}},
+                      TmaCase{"f16_128x256_specialized_tiny",
+                              "gemm-f16.json",
+                              specialized(tma(128, 256, 4)),
+                              {{"M", 1}, {"N", 8}, {"K", 8}}},
+                      TmaCase{"f16_128x256_specialized_long_k",
+                              "gemm-f16.json",
+                              specialized(tma(128, 256, 4)),
+                              {{"M", 129}, {"N", 4104}, {"K", 1032}}},
+                      TmaCase{"f16_64x64_specialized_2_stages",
+                              "gemm-f16.json",
+                              specialized(tma(64, 64, 2)),
+                              {{"M", 130}, {"N", 72}, {"K", 1000}}},
+                      TmaCase{"bf16_transposed_specialized",
+                              "gemm-bf16.json",
+                              specialized(tma(128, 128, 3)),
+                              {{"M", 200}, {"N", 137}, {"K", 520}}},
+                      TmaCase{"bf16_transposed_specialized_tall_skinny",
+                              "gemm-bf16.json",
+                              specialized(tma(64, 256, 2)),
+                              {{"M", 4104}, {"N", 3}, {"K", 72}}}),
+    [](auto const& p) { return p.param.name; });
 
 // K = 133 halves: A's rows are 266 bytes apart, which no tensor map describes; the launcher
 // says so instead of launching.

@@ -34,9 +34,11 @@ struct CodegenOptions {
 };
 
 /// The schedule parameters code generation reads itself (beside those of the rules):
-/// MIN_BLOCKS (.minnctapersm), STAGES (copies of a pipelined loop's shared memory) and TMA (1: a
-/// pipelined loop's wgmma tiles loaded by the copy engine, PtxPipeline.cpp).
-inline constexpr char const* kCodegenParameters[] = {"MIN_BLOCKS", "STAGES", "TMA"};
+/// MIN_BLOCKS (.minnctapersm), STAGES (copies of a pipelined loop's shared memory), TMA (1: a
+/// pipelined loop's wgmma tiles loaded by the copy engine, PtxPipeline.cpp) and WARP_SPECIALIZE
+/// (1: those loads issued by a producer warpgroup of their own).
+inline constexpr char const* kCodegenParameters[] = {"MIN_BLOCKS", "STAGES", "TMA",
+                                                     "WARP_SPECIALIZE"};
 
 /// A kernel's instructions, at most: both code generators refuse a kernel as it passes them, so
 /// that a schedule that writes out an unrolled loop over a huge tile stops at once instead of

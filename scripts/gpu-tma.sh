@@ -7,7 +7,7 @@
 # torch.matmul (cuBLAS) in the same call. Logs go to $OUT; a short table is printed last.
 #
 #   OUT=/tmp/out scripts/gpu-tma.sh            # build folder: $KILN_GPU_BUILD or /tmp/kiln-tma
-#   SKIP="tests" SIZE=4096 ...                 # leave the GPU tests out; the default size
+#   SKIP="tests sweep" SIZE=4096 BUDGET=64 ... # leave the GPU tests or the sweep out; defaults
 #   TESTS='Tma|wgmma|capi-torch' ...           # the ctest regex of the GPU tests
 set -uo pipefail
 
@@ -75,6 +75,16 @@ for point in $POINTS; do
         echo "$name $i ${line:-failed}" >>"$OUT/table.txt"
     done
 done
+
+if want sweep; then
+    # What kiln tune finds over the shipped space, TMA and WARP_SPECIALIZE among its parameters.
+    step "kiln tune at $SIZE^3 (budget ${BUDGET:-64})"
+    timeout 300 "$KILN" tune examples/gemm-f16.json --space examples/gemm.space.json \
+        --size M=$SIZE --size N=$SIZE --size K=$SIZE --budget "${BUDGET:-64}" -j "$JOBS" \
+        -o "$OUT/sweep" >"$OUT/sweep.log" 2>&1 || status=1
+    grep -E "cand/s|candidates|winner|exported" "$OUT/sweep.log" | tail -4
+    "$KILN" db best "$OUT/sweep/tuning.jsonl" 2>&1 | head -3 | tee "$OUT/sweep-best.txt"
+fi
 
 step "cuBLAS (torch.matmul) at $SIZE^3"
 timeout 120 python3 - "$SIZE" >"$OUT/cublas.log" 2>&1 <<'EOF' || status=1

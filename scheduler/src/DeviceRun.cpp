@@ -452,12 +452,18 @@ runtime::Expected<DeviceRunResult> DeviceProblem::run(runtime::Kernel const& ker
                          fmt::format("the grid has {} workgroups along axis {} for this problem",
                                      result.grid[a], a));
     }
-    runtime::LaunchConfig const config{
-        {static_cast<std::uint32_t>(result.grid[0]), static_cast<std::uint32_t>(result.grid[1]),
-         static_cast<std::uint32_t>(result.grid[2])},
-        {static_cast<std::uint32_t>(shape.block[0]), static_cast<std::uint32_t>(shape.block[1]),
-         static_cast<std::uint32_t>(shape.block[2])},
-        sharedBytes};
+    // The block the kernel was generated for: the graph's, unless code generation added warps
+    // of its own (WARP_SPECIALIZE's producer warpgroup), which the manifest says.
+    runtime::Dim3 block{static_cast<std::uint32_t>(shape.block[0]),
+                        static_cast<std::uint32_t>(shape.block[1]),
+                        static_cast<std::uint32_t>(shape.block[2])};
+    if (kernel.manifest() && kernel.manifest()->block)
+        block = *kernel.manifest()->block;
+    runtime::LaunchConfig const config{{static_cast<std::uint32_t>(result.grid[0]),
+                                        static_cast<std::uint32_t>(result.grid[1]),
+                                        static_cast<std::uint32_t>(result.grid[2])},
+                                       block,
+                                       sharedBytes};
     stream.launch(kernel, config, arguments);
     if (auto st = stream.synchronize(); !st.ok())
         return st.error().withContext(kernel.name());

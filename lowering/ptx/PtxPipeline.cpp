@@ -537,8 +537,8 @@ void PtxCodegen::emitTmaPipeline(Pipeline const& pl) {
 // graph's warps (the consumers) only wait, multiply and store:
 //
 //     init full[s] (1 arrival) and empty[s] (one per consumer warp); fence; barrier
-//     producer warpgroup: setmaxnreg.dec; loop i: wait on empty[i % S] (parity starting at 1,
-//         so that the first round passes), one workitem: expect_tx and the copies into full[...]
+//     producer warpgroup: setmaxnreg.dec; its first warp loops i: wait on empty[i % S] (parity
+//         starting at 1, so that the first round passes), one workitem: expect_tx and the copies
 //     consumers: setmaxnreg.inc; loop i: wait on full[i % S]; multiply (one wgmma group stays in
 //         flight); lane 0 of each warp arrives on empty[(i - 1) % S], whose wgmmas are done
 //
@@ -582,6 +582,13 @@ void PtxCodegen::emitWarpSpecializedPipeline(Pipeline const& pl) {
 
     // The producer warpgroup; its first workitem issues.
     writer_.instruction(fmt::format("setmaxnreg.dec.sync.aligned.u32 {}", kProducerRegisters));
+    // One warp of them loops (its first workitem issues); the other three have nothing to do and
+    // leave at once, rather than spin on the mbarriers beside the consumers.
+    writer_.instruction(fmt::format(
+        "@!{} bra {}",
+        writer_.emit(binary(BinaryOp::Equal, index(*shape_.workitems[2]), literal(consumerWarps)),
+                     DataType::Bool, bindings()),
+        exitLabel_));
     {
         writer_.pushScope();
         ExprPtr const issuer = binary(BinaryOp::Equal, linear, literal(consumerWarps * 32));

@@ -321,6 +321,15 @@ int main(int argc, char** argv) {
     f16Schedules["WGMMA_MT128x256x64_WT16_S4"] = mma(128, 256, 64, 16, 4);
     f16Schedules["WGMMA_MT256x128x64_WT16_S3"] = mma(256, 128, 64, 16, 3);
     f16Schedules["WGMMA_MT256x128x64_WT16_S4"] = mma(256, 128, 64, 16, 4);
+    // The same with the K slices loaded by the copy engine (TMA=1; 2026-11-26-h100-tma.md).
+    auto tma = [&](std::int64_t m, std::int64_t n, std::int64_t stages) {
+        auto s = mma(m, n, 64, 16, stages);
+        s["TMA"] = 1;
+        return s;
+    };
+    f16Schedules["WGMMA_TMA_MT128x128x64_WT16_S4"] = tma(128, 128, 4);
+    f16Schedules["WGMMA_TMA_MT128x256x64_WT16_S3"] = tma(128, 256, 3);
+    f16Schedules["WGMMA_TMA_MT128x256x64_WT16_S4"] = tma(128, 256, 4);
     for (std::uint32_t blocksPerSm : {4u, 2u, 1u})
         reg("mma_sync_peak/warps_per_scheduler:" + std::to_string(2 * blocksPerSm),
             [blocksPerSm](benchmark::State& s) { mmaSyncPeak(s, blocksPerSm); });
@@ -330,10 +339,11 @@ int main(int argc, char** argv) {
     std::map<std::int64_t, std::set<std::string>> const atSize = {
         {1024,
          {"MMA_MT128x64x32_WT16_S4", "MMA_MT128x256x64_WT64x64_S4", "WGMMA_MT128x128x64_WT16_S4",
-          "WGMMA_MT128x256x64_WT16_S4"}},
+          "WGMMA_MT128x256x64_WT16_S4", "WGMMA_TMA_MT128x128x64_WT16_S4",
+          "WGMMA_TMA_MT128x256x64_WT16_S4"}},
         {8192,
          {"MMA_MT128x256x64_WT64x64_S4", "WGMMA_MT128x256x64_WT16_S3", "WGMMA_MT128x256x64_WT16_S4",
-          "WGMMA_MT256x128x64_WT16_S3"}}};
+          "WGMMA_MT256x128x64_WT16_S3", "WGMMA_TMA_MT128x256x64_WT16_S4"}}};
     for (std::int64_t n : {1024, 4096, 8192}) {
         std::string const size = std::to_string(n);
         reg("cublas/gemm_f16/" + size, [n](benchmark::State& s) { cublasGemm(s, true, n); });

@@ -353,12 +353,14 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
     CostEstimate e;
     bool const reduction = p.kind == ProblemKind::Reduction;
     // COOP=1 (rows-to-workgroups): LANES workitems share each row, ROWS rows per workgroup,
-    // VEC consecutive elements a read; otherwise one row per workitem.
+    // UNROLL reads of VEC consecutive elements a step; otherwise one row per workitem.
     bool const cooperative = reduction && param(params, "COOP", 0) == 1;
     double const lanes =
         cooperative ? double(std::max<std::int64_t>(param(params, "LANES", 256), 1)) : 1;
     double const vec =
-        reduction && !cooperative ? 1 : double(std::max<std::int64_t>(param(params, "VEC", 4), 1));
+        (reduction && !cooperative ? 1
+                                   : double(std::max<std::int64_t>(param(params, "VEC", 4), 1))) *
+        (cooperative ? double(std::max<std::int64_t>(param(params, "UNROLL", 1), 1)) : 1);
     e.threads = static_cast<int>(reduction ? param(params, "ROWS", 64) * std::int64_t(lanes)
                                            : param(params, "WG_SIZE", 256));
     e.registers = used.registers.value_or(static_cast<int>(16 + 4 * vec));

@@ -43,6 +43,12 @@ std::vector<Schedule> const kSchedules = {
     {"max_f16_colmajor", "row-max-colmajor.json", {{"ROWS", 32}, {"LANES", 8}, {"VEC", 4}}},
     {"min_bf16_rowmajor", "row-min-rowmajor-bf16.json", {{"ROWS", 2}, {"LANES", 64}, {"VEC", 8}}},
     {"mean_f16_rowmajor", "row-mean-rowmajor.json", {{"ROWS", 1}, {"LANES", 128}, {"VEC", 8}}},
+    {"rowmajor_4_reads",
+     "row-sum-rowmajor.json",
+     {{"ROWS", 2}, {"LANES", 64}, {"VEC", 4}, {"UNROLL", 4}}},
+    {"colmajor_2_reads",
+     "row-reduction.json",
+     {{"ROWS", 32}, {"LANES", 8}, {"VEC", 2}, {"UNROLL", 2}}},
 };
 
 Params cooperative(Params p) {
@@ -123,6 +129,19 @@ TEST_P(CooperativeReduction, CombinesAcrossLanesOnAmdgcn) {
 
 INSTANTIATE_TEST_SUITE_P(Schedules, CooperativeReduction, ::testing::ValuesIn(kSchedules),
                          [](auto const& p) { return p.param.name; });
+
+// UNROLL reads a step, each a vector load coalesced across the lanes (LANES x VEC elements
+// apart), where the rows are contiguous.
+TEST(CooperativeReductionUnroll, IssuesUnrollVectorLoadsAStep) {
+    Params const params = cooperative({{"ROWS", 1}, {"LANES", 512}, {"VEC", 4}, {"UNROLL", 4}});
+    auto const kernel =
+        lowering::emitKernel(lowered("row-sum-rowmajor.json", "reduction.pipeline.json", params),
+                             {.target = "sm_90a", .schedule = params});
+    EXPECT_EQ(occurrences(kernel.code, "ld.global.v4.f32"), 4u);
+    for (int read = 1; read < 4; ++read) // 512 lanes x 4 elements x 4 bytes apart
+        EXPECT_NE(kernel.code.find("+" + std::to_string(read * 8192) + "];"), std::string::npos)
+            << read;
+}
 
 // A mean is the sum divided by the row's length in f64, once per row, on both schedules.
 TEST(CooperativeReductionMean, DividesTheSumOncePerRow) {

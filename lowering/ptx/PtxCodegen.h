@@ -178,7 +178,8 @@ private:
     void emitTmaPipeline(Pipeline const& pipeline);
     void produceTma(Pipeline const& pipeline, std::int64_t shift, std::string const& base,
                     std::string const& full, ExprPtr const& issuer);
-    void waitOnMbarrier(std::string const& barrier, std::string const& phase);
+    void waitOnMbarrier(std::string const& barrier, std::string const& phase,
+                        std::int64_t polls = 0);
     void nextCopy(Pipeline const& pipeline, std::string const& first, std::string const& data,
                   std::vector<std::pair<std::string, std::string>> const& barriers,
                   std::string const& phase);
@@ -187,6 +188,8 @@ private:
     void emitWarpSpecializedPipeline(Pipeline const& pipeline);
     /// Registers a producer keeps after setmaxnreg; it gives the rest to the consumers.
     static constexpr std::int64_t kProducerRegisters = 40;
+    /// Polls after which a warp-specialized pipeline's mbarrier wait traps (about 2^24).
+    static constexpr std::int64_t kMbarrierPolls = std::int64_t{1} << 24;
     /// Whether all of `conditions` hold at the known sizes; nothing when no sizes are known or
     /// a condition needs more than them.
     std::optional<bool> holdAtKnownSizes(std::vector<ExprPtr> const& conditions) const;

@@ -440,13 +440,31 @@ void PtxCodegen::produceTma(Pipeline const& pl, std::int64_t shift, std::string 
     writer_.popScope();
 }
 
-// Waits until the phase of parity `phase` of the mbarrier at `barrier` has completed.
-void PtxCodegen::waitOnMbarrier(std::string const& barrier, std::string const& phase) {
+// Waits until the phase of parity `phase` of the mbarrier at `barrier` has completed. With
+// `polls`, a wait that has not completed after that many polls traps: a pipeline whose phases
+// never complete is a bug, and the launch fails instead of holding the GPU.
+void PtxCodegen::waitOnMbarrier(std::string const& barrier, std::string const& phase,
+                                std::int64_t polls) {
     std::string const wait = writer_.newLabel("wait"), ready = writer_.newRegister(PtxType::Pred);
+    std::string count;
+    if (polls > 0) {
+        count = writer_.newRegister(PtxType::B32);
+        writer_.instruction(fmt::format("mov.u32 {}, 0", count));
+    }
     writer_.label(wait);
     writer_.instruction(fmt::format("mbarrier.try_wait.parity.shared::cta.b64 {}, [{}], {}", ready,
                                     barrier, phase));
-    writer_.instruction(fmt::format("@!{} bra {}", ready, wait));
+    if (polls <= 0) {
+        writer_.instruction(fmt::format("@!{} bra {}", ready, wait));
+        return;
+    }
+    std::string const done = writer_.newLabel("waited"), more = writer_.newRegister(PtxType::Pred);
+    writer_.instruction(fmt::format("@{} bra {}", ready, done));
+    writer_.instruction(fmt::format("add.u32 {0}, {0}, 1", count));
+    writer_.instruction(fmt::format("setp.lt.u32 {}, {}, {}", more, count, polls));
+    writer_.instruction(fmt::format("@{} bra {}", more, wait));
+    writer_.instruction("trap");
+    writer_.label(done);
 }
 
 // On to the next copy of shared memory at `data` (and its mbarriers), round the ring of
@@ -543,8 +561,10 @@ void PtxCodegen::emitTmaPipeline(Pipeline const& pl) {
 //         flight); lane 0 of each warp arrives on empty[(i - 1) % S], whose wgmmas are done
 //
 // No barrier of the whole workgroup in the loop: the producer runs as far ahead as the copies
-// allow. Barriers after the split count only the consumers (bar.sync 1, consumers); the
-// producers jump to the kernel's end.
+// allow. Its waits trap after kMbarrierPolls polls (seconds; a correct wait takes microseconds):
+// not yet run on a GPU, a pipeline that deadlocks fails its launch instead of holding the GPU.
+// Barriers after the split count only the consumers (bar.sync 1, consumers); the producers jump to
+// the kernel's end.
 void PtxCodegen::emitWarpSpecializedPipeline(Pipeline const& pl) {
     if (!shape_.workitems[2] || shape_.block[0] * shape_.block[1] != 32 || shape_.block[2] % 4 != 0)
         throw UserError(fmt::format("WARP_SPECIALIZE=1 adds a warpgroup to workgroups whose "
@@ -604,7 +624,7 @@ void PtxCodegen::emitWarpSpecializedPipeline(Pipeline const& pl) {
         writer_.pushScope();
         std::string const p = writer_.emit(pl.o.expression, DataType::Bool, bindings());
         writer_.instruction(fmt::format("@!{} bra {}", p, done));
-        waitOnMbarrier(empty, phase);
+        waitOnMbarrier(empty, phase, kMbarrierPolls);
         produceTma(pl, 0, write, full, issuer);
         operation(pl.increment);
         nextCopy(pl, first, write, {{full, firstFull}, {empty, firstEmpty}}, phase);
@@ -636,7 +656,7 @@ void PtxCodegen::emitWarpSpecializedPipeline(Pipeline const& pl) {
     writer_.pushScope();
     std::string const p = writer_.emit(pl.o.expression, DataType::Bool, bindings());
     writer_.instruction(fmt::format("@!{} bra {}", p, done));
-    waitOnMbarrier(full, phase);
+    waitOnMbarrier(full, phase, kMbarrierPolls);
     sharedBase_ = read;
     list(pl.consumer);
     sharedBase_ = first;

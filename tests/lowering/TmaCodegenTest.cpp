@@ -63,6 +63,7 @@ TEST(TmaCodegen, TheCopyEngineFillsEachStageAndTheMultiplyWaitsOnItsMbarrier) {
     EXPECT_EQ(occurrences(kernel.code, "cp.async.wait"), 0u);
     EXPECT_EQ(occurrences(kernel.code, "$unaligned"), 0u);
     EXPECT_EQ(occurrences(kernel.code, "fence.proxy.async"), 0u);
+    EXPECT_EQ(occurrences(kernel.code, "trap;"), 0u);
     EXPECT_EQ(occurrences(kernel.code, "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16"), 4u);
     // The four stages, then their mbarriers.
     EXPECT_EQ(kernel.sharedBytes, 4u * (128 * 64 + 64 * 256) * 2 + 4 * 8);
@@ -179,6 +180,9 @@ TEST(TmaCodegen, AProducerWarpgroupIssuesTheCopiesWhenWarpSpecialized) {
     EXPECT_EQ(occurrences(kernel.code, kCopy), 5u);
     EXPECT_EQ(occurrences(kernel.code, "mbarrier.try_wait.parity"), 2u);
     EXPECT_EQ(occurrences(kernel.code, "mbarrier.arrive.shared::cta.b64 _, ["), 1u);
+    // Each wait traps after 2^24 polls rather than hang the GPU (it has not run on one yet).
+    EXPECT_EQ(occurrences(kernel.code, "setp.lt.u32"), 2u);
+    EXPECT_EQ(occurrences(kernel.code, "trap;"), 2u);
     // The one barrier of the whole workgroup is the one after the mbarriers' initialization.
     EXPECT_EQ(occurrences(kernel.code, "bar.sync"), 1u);
     EXPECT_EQ(kernel.sharedBytes, 4u * (128 * 64 + 64 * 256) * 2 + 2 * 4 * 8);

@@ -217,7 +217,7 @@ void PtxCodegen::assignIndex(Id dest, ExprPtr const& e) {
 
 void PtxCodegen::assignElement(Held& held, std::size_t c, ExprPtr const& e) {
     writer_.pushScope();
-    std::string const v = writer_.emit(e, held.type, bindings(&held, c));
+    std::string const v = writer_.emit(e, held.type, bindings(&held, c), precision_);
     writer_.instruction(
         fmt::format("mov{} {}, {}", ptxName(registerType(held.type)), held.registers[c], v));
     writer_.popScope();

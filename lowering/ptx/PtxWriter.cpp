@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstring>
 #include <fmt/format.h>
+#include <utility>
 
 namespace kiln::lowering {
 
@@ -242,10 +243,22 @@ std::string PtxWriter::emitConditions(std::vector<ExprPtr> const& conditions,
     return result;
 }
 
+std::string PtxWriter::emit(ExprPtr const& e, DataType want, PtxBindings const& bindings,
+                            Precision precision) {
+    struct Restore {
+        Precision& at;
+        Precision saved;
+        ~Restore() { at = saved; }
+    } const restore{precision_, std::exchange(precision_, precision)};
+    return emit(e, want, bindings);
+}
+
 std::string PtxWriter::emit(ExprPtr const& e, DataType want, PtxBindings const& bindings) {
     if (auto const* l = std::get_if<expr::Literal>(e.get()))
         return immediate(l->value, want);
-    std::string const key = fmt::format("{}|{}", toString(e), name(want));
+    // A subexpression computed approximately is not the exact one.
+    std::string const key = fmt::format("{}|{}{}", toString(e), name(want),
+                                        precision_ == Precision::Approximate ? "|approx" : "");
     for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
         if (auto found = it->find(key); found != it->end())
             return found->second;
@@ -392,10 +405,13 @@ std::string PtxWriter::emitNode(ExprPtr const& e, DataType type, PtxBindings con
             instruction(fmt::format("sqrt.rn.f32 {}, {}", r, x));
             break;
         case UnaryOp::Exp: {
+            // Approximate: results below 2^-126 flushed to zero, which spares ptxas's scaling
+            // of subnormal results.
             needF32("exp");
             std::string const s = newRegister(PtxType::F32);
             instruction(fmt::format("mul.f32 {}, {}, 0f3FB8AA3B", s, x)); // log2(e)
-            instruction(fmt::format("ex2.approx.f32 {}, {}", r, s));
+            instruction(fmt::format("ex2.approx{}.f32 {}, {}",
+                                    precision_ == Precision::Approximate ? ".ftz" : "", r, s));
             break;
         }
         case UnaryOp::Log: {
@@ -409,6 +425,10 @@ std::string PtxWriter::emitNode(ExprPtr const& e, DataType type, PtxBindings con
             // Near zero, the odd series (error below 2e-9 relative for |x| < 0.125); elsewhere
             // sign(x) * (1 - 2 / (exp(2|x|) + 1)), which loses no precision there.
             needF32("tanh");
+            if (precision_ == Precision::Approximate) { // relative error 2^-11 (PTX ISA)
+                instruction(fmt::format("tanh.approx.f32 {}, {}", r, x));
+                break;
+            }
             std::string const a = newRegister(PtxType::F32), s = newRegister(PtxType::F32),
                               ex = newRegister(PtxType::F32), d = newRegister(PtxType::F32),
                               q = newRegister(PtxType::F32), far = newRegister(PtxType::F32),
@@ -485,6 +505,20 @@ std::string PtxWriter::binaryFloat(BinaryOp op, std::string const& a, std::strin
         instruction(fmt::format("mul{} {}, {}, {}", ty, r, a, b));
         break;
     case BinaryOp::Divide:
+        if (precision_ == Precision::Approximate && t == PtxType::F32) {
+            // rcp.approx: 1 ulp; the quotient by a literal 1 is the reciprocal, by another
+            // literal one more rounding; div.full: 2 ulp over the whole range.
+            if (a == "0f3F800000") {
+                instruction(fmt::format("rcp.approx.ftz.f32 {}, {}", r, b));
+            } else if (isImmediate(a)) {
+                std::string const q = newRegister(t);
+                instruction(fmt::format("rcp.approx.ftz.f32 {}, {}", q, b));
+                instruction(fmt::format("mul.f32 {}, {}, {}", r, q, a));
+            } else {
+                instruction(fmt::format("div.full.f32 {}, {}, {}", r, a, b));
+            }
+            break;
+        }
         instruction(fmt::format("div.rn{} {}, {}, {}", ty, r, a, b));
         break;
     case BinaryOp::Min:

@@ -288,8 +288,16 @@ void KernelWalker<Register>::assign(Id op, Operation const& o) {
                                     dest));
     Held<Register>& h = hold(dest);
     currentId_ = dest;
+    ExprPtr const e = assigned(op, o);
     for (std::size_t c = 0; c < h.elements.size(); ++c)
-        assignElement(h, c, o.expression);
+        assignElement(h, c, e);
+    precision_ = Precision::Exact;
+}
+
+template <class Register>
+ExprPtr KernelWalker<Register>::assigned(Id op, Operation const& o) {
+    precision_ = assignPrecision(graph_, op);
+    return forPrecision(o.expression, precision_);
 }
 
 // Loads into registers and Assigns of data, at least one Assign, then a store; each value held
@@ -403,8 +411,10 @@ void KernelWalker<Register>::elementwiseChunks(ElementwiseRun const& run) {
                     Id const dest = graph_.mapping.get(op, role::dest);
                     Held<Register>& h = held_.at(dest);
                     currentId_ = dest;
+                    ExprPtr const e = assigned(op, o);
                     for (std::size_t c = from; c < to; ++c)
-                        assignElement(h, c, o.expression);
+                        assignElement(h, c, e);
+                    precision_ = Precision::Exact;
                 } else if (op != store || !planningOnly()) {
                     bool const isLoad = op != store;
                     Id const value = graph_.mapping.get(op, isLoad ? role::dest : role::source),

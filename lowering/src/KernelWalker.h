@@ -26,6 +26,7 @@
 #include "kiln/lowering/IndexExpressions.h"
 #include "kiln/lowering/IndexFacts.h"
 #include "kiln/lowering/LaunchShape.h"
+#include "kiln/lowering/Precision.h"
 
 #include <cstdint>
 #include <map>
@@ -173,6 +174,9 @@ protected:
     /// A workgroup's tile dealt out to its workitems in runs (stageRun() writes each).
     void storeShared(Id op);
     void assign(Id op, Operation const& o);
+    /// The expression of Assign `op` as its elements are written: sets precision_ by the rule
+    /// of Precision.h and rewrites the expression for it.
+    ExprPtr assigned(Id op, Operation const& o);
     /// Where `ops[first]` starts an element-wise run that ends in a store (an epilogue: loads
     /// and Assigns of values held with the stored value's layout, of more elements than one
     /// chunk), the run; else nothing.
@@ -377,6 +381,9 @@ protected:
     std::map<Id, Held<Register>> held_;
     std::map<Id, Id> views_;        ///< values read in place -> the load that reads them
     Id currentId_ = 0;              ///< the value whose element is being computed
+    /// The precision of the Assign whose elements are being written (Precision.h); Exact
+    /// everywhere else. assignElement() computes its expression so.
+    Precision precision_ = Precision::Exact;
     std::map<Id, ExprPtr> shifted_; ///< counters the target replaces (see known())
     std::set<Id> units_;            ///< hardware indices of size 1: always 0
 };

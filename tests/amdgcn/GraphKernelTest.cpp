@@ -12,6 +12,7 @@
 #include "kiln/lowering/Codegen.h"
 #include "kiln/runtime/KernelManifest.h"
 
+#include <algorithm>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <regex>
@@ -36,7 +37,12 @@ bool hasMatrixCores(std::string const& target) {
 std::vector<Case> const kCases = {
     {"axpy", "axpy.json", "elementwise.pipeline.json", {}, {"global_load_dwordx4", "v_mul_f32"}},
     {"axpy_vec1", "axpy.json", "elementwise.pipeline.json", {{"VEC", 1}}, {"global_load_dword"}},
-    {"fused", "fused-elementwise.json", "elementwise.pipeline.json", {}, {"v_exp_f32"}},
+    // The GELU's 1 + tanh as 2 / (1 + exp(-2u)) with v_rcp_f32 (an f16 result, Precision.h).
+    {"fused",
+     "fused-elementwise.json",
+     "elementwise.pipeline.json",
+     {},
+     {"v_exp_f32", "v_rcp_f32"}},
     {"fused_vec8",
      "fused-elementwise.json",
      "elementwise.pipeline.json",
@@ -108,6 +114,13 @@ std::vector<Case> const kCases = {
      "gemm.pipeline.json",
      {},
      {"v_max_f32", "v_fma_f32", "v_cvt_f16_f32"}},
+    // tanh and a quotient for an f16 result (approximate: v_rcp_f32 alone) and an f32 one
+    // (exact: the series near 0, v_div_scale / v_div_fmas / v_div_fixup).
+    {"precision",
+     "../tests/lowering/commands/tanh-f16-and-f32.json",
+     "elementwise.pipeline.json",
+     {},
+     {"v_rcp_f32", "v_bfi_b32", "v_div_scale_f32", "v_div_fmas_f32", "v_div_fixup_f32"}},
 };
 
 void PrintTo(Case const& c, std::ostream* os) {
@@ -225,6 +238,13 @@ INSTANTIATE_TEST_SUITE_P(Kernels, AmdgcnGraphKernel,
 TEST(AmdgcnGraphGolden, AxpyOnGfx942) {
     kiln::test::expectGoldenFile("tests/golden/amdgcn/axpy_vec1.gfx942.s",
                                  emit(kCases[1], "gfx942").code);
+}
+
+TEST(AmdgcnGraphGolden, PrecisionOnGfx942) {
+    auto const precision = std::find_if(kCases.begin(), kCases.end(),
+                                        [](Case const& c) { return c.name == "precision"; });
+    kiln::test::expectGoldenFile("tests/golden/amdgcn/tanh_f16_and_f32.gfx942.s",
+                                 emit(*precision, "gfx942").code);
 }
 
 TEST(AmdgcnGraphKernel, ManifestIsThePtxBackendsFormat) {

@@ -184,6 +184,7 @@ void AmdgcnKernelWriter::assignIndex(Id dest, ExprPtr const& e) {
 void AmdgcnKernelWriter::assignElement(Held& held, std::size_t c, ExprPtr const& e) {
     gcn::ExpressionGenerator element(b_, leaves(&held, c));
     element.reuse(&memo_);
+    element.usePrecision(precision_);
     gcn::Value v = element.convert(element.generate(e), resultType(*e), held.type);
     setHeld(held, c, v);
     flush(); // instructions waiting in a stream keep their registers

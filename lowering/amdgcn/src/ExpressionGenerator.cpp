@@ -117,7 +117,7 @@ Value ExpressionGenerator::generate(ExprPtr const& e) {
         std::holds_alternative<expr::Index>(*e) || std::holds_alternative<expr::DataValue>(*e);
     if (!memo_ || leaf || !reusable(*e))
         return generateNode(e);
-    std::string key = toString(e);
+    std::string key = toString(e) + (precision_ == Precision::Approximate ? "|approx" : "");
     if (auto it = memo_->find(key); it != memo_->end())
         return it->second;
     Value v = generateNode(e);
@@ -431,15 +431,38 @@ Value ExpressionGenerator::unary(UnaryOp op, Value const& a, DataType type) {
         }
         case UnaryOp::Sqrt:
             return done(vop("v_sqrt_f32", ct, {x}, true));
-        case UnaryOp::Tanh: { // (e - 1) / (e + 1) with e = exp(2x), x clamped to [-10, 10]
-            Value const hiClamp = vop("v_min_f32", ct, {Value::literalF32(10.0f), x}, true, true);
-            Value const c = vop("v_max_f32", ct, {Value::literalF32(-10.0f), hiClamp}, true, true);
-            Value const twice = vop("v_add_f32", ct, {c, c}, true, true);
-            Value const e = unary(UnaryOp::Exp, twice, DataType::F32);
-            Value const num = vop("v_add_f32", ct, {Value::literalF32(-1.0f), e}, true, true);
-            Value const den = vop("v_add_f32", ct, {Value::literalF32(1.0f), e}, true, true);
-            Value const r = vop("v_rcp_f32", ct, {den}, true);
-            return done(vop("v_mul_f32", ct, {num, r}, true, true));
+        case UnaryOp::Tanh: {
+            // Away from 0, sign(x) (1 - 2 / (exp(2|x|) + 1)), which keeps its relative error
+            // near +-1 (a GELU's 1 + tanh) and loses nothing to cancellation; near 0, Exact:
+            // the odd series to x^7 below 0.125 (error below 2e-9 relative); Approximate: x
+            // below 2^-5 (error below x^2 / 3 < 2^-11, the bound of PTX's tanh.approx.f32).
+            bool const approximate = precision_ == Precision::Approximate;
+            Value const magnitude =
+                vop("v_and_b32", ct, {Value::literal(0x7fffffff), x}, true, true);
+            Value const s =
+                vop("v_mul_f32", ct, {Value::literalF32(2.88539008f), magnitude}, true, true);
+            Value const e = vop("v_exp_f32", ct, {s}, true);
+            Value const d = vop("v_add_f32", ct, {Value::literalF32(1.0f), e}, true, true);
+            Value const q = vop("v_rcp_f32", ct, {d}, true);
+            Value const one =
+                vop("v_fma_f32", ct, {q, Value::literalF32(-2.0f), Value::literalF32(1.0f)}, false);
+            Value const far = vop("v_bfi_b32", ct, {Value::literal(0x7fffffff), one, x}, false);
+            Value near = x;
+            if (!approximate) {
+                auto const constant = [](std::uint32_t bits) {
+                    return Value::literalF32(std::bit_cast<float>(bits));
+                };
+                Value const x2 = vop("v_mul_f32", ct, {x, x}, true, true);
+                // One literal an instruction (GFX11's VOP3 takes no second).
+                Value const c7 = b_.toVector(constant(0xBD5D0DD1), ct);
+                Value p = vop("v_fma_f32", ct, {x2, c7, constant(0x3E088889)}, false);
+                p = vop("v_fma_f32", ct, {p, x2, constant(0xBEAAAAAB)}, false);
+                p = vop("v_mul_f32", ct, {p, x2}, true, true);
+                near = vop("v_fma_f32", ct, {p, x, x}, false);
+            }
+            Value const small = compare(BinaryOp::Less, magnitude,
+                                        Value::literalF32(approximate ? 0.03125f : 0.125f), ct);
+            return done(select(small, near, far, ct));
         }
         default:
             break;
@@ -741,6 +764,12 @@ Value ExpressionGenerator::vectorFloat(BinaryOp op, Value const& a, Value const&
     case BinaryOp::Max:
         return vop("v_max" + s, t, {wide(a), wide(b)}, !f64, true);
     case BinaryOp::Divide:
+        if (precision_ == Precision::Approximate && !f64) { // v_rcp_f32: 1 ulp
+            Value const r = vop("v_rcp_f32", t, {b}, true);
+            if (a.isLiteral() && decode(a, t).asDouble() == 1.0)
+                return r;
+            return vop("v_mul_f32", t, {a, r}, true, true);
+        }
         return divideFloat(a, b, t);
     case BinaryOp::CeilDivide: {
         Value const q = divideFloat(a, b, t);

@@ -18,6 +18,14 @@
 
 namespace kiln {
 
+/// How a kernel computes floating-point functions (tanh, exp, a quotient) of an Assign: with the
+/// sequences whose f32 results stay within the 1e-5 the checks allow f32 (Exact), or with the
+/// fast approximate instructions, whose error is of the order of one 16-bit rounding
+/// (Approximate: tanh.approx.f32 and rcp.approx on PTX; v_exp_f32 / v_rcp_f32 sequences on
+/// AMDGCN). Which Assigns may be approximate is decided in one place for every target,
+/// lowering/Precision.h; docs/codegen.md ("Precision") says what each form is.
+enum class Precision : std::uint8_t { Exact, Approximate };
+
 /// The operator of an expr::Unary node; the order of the rows of unaryOps below.
 enum class UnaryOp : std::uint8_t {
     Negate,
@@ -50,6 +58,12 @@ struct UnaryOpInfo {
     /// instructions of its own for it (empty where they have); code generation emits this
     /// instead. Weak literals (1.0) take the operand's type.
     std::string_view expansion = {};
+    /// The largest relative error of the function's Precision::Approximate form, where it is
+    /// larger than the exact form's (0: no larger, except that PTX's approximate exp flushes
+    /// results below f32's normal range, 2^-126, to zero).
+    /// Tests hold the approximate form to it (tanh: 2^-11, the PTX ISA's bound of
+    /// tanh.approx.f32, which AMDGCN's form meets by construction).
+    double approximateError = 0;
 };
 
 inline constexpr std::array unaryOps = {
@@ -63,7 +77,14 @@ inline constexpr std::array unaryOps = {
     UnaryOpInfo{UnaryOp::Exp, "exp", true, false, [](double x) { return std::exp(x); }, nullptr},
     UnaryOpInfo{UnaryOp::Log, "log", true, false, [](double x) { return std::log(x); }, nullptr},
     UnaryOpInfo{UnaryOp::Sqrt, "sqrt", true, false, [](double x) { return std::sqrt(x); }, nullptr},
-    UnaryOpInfo{UnaryOp::Tanh, "tanh", true, false, [](double x) { return std::tanh(x); }, nullptr},
+    UnaryOpInfo{UnaryOp::Tanh,
+                "tanh",
+                true,
+                false,
+                [](double x) { return std::tanh(x); },
+                nullptr,
+                {},
+                0x1p-11},
     UnaryOpInfo{UnaryOp::Sigmoid, "sigmoid", true, false,
                 [](double x) { return 1 / (1 + std::exp(-x)); }, nullptr, "1.0 / (1.0 + exp(-x))"},
 };

@@ -9,6 +9,7 @@
 // value). Integer index arithmetic is 64-bit.
 #pragma once
 
+#include "kiln/graph/ElementwiseFunctions.h"
 #include "kiln/graph/KernelGraph.h"
 #include "kiln/lowering/IndexFacts.h"
 
@@ -60,6 +61,12 @@ public:
     /// Emits `e` converted to `want` (F16/BF16 mean an f32 register rounded to that type) and
     /// returns the register (or an immediate, for constants).
     std::string emit(ExprPtr const& e, DataType want, PtxBindings const& bindings);
+    /// emit() with the functions and quotients of `e` computed at `precision` (Precision.h):
+    /// Approximate writes tanh.approx.f32, ex2.approx.ftz.f32, rcp.approx.ftz.f32 (a quotient
+    /// of a literal) and div.full.f32 for f32 values, where Exact writes the sequences whose
+    /// f32 results stay within 1e-5.
+    std::string emit(ExprPtr const& e, DataType want, PtxBindings const& bindings,
+                     Precision precision);
     /// Emits an index expression (s64).
     std::string emitIndex(ExprPtr const& e, PtxBindings const& bindings);
     /// Emits the conjunction of `conditions` as a predicate register ("" when there are none).
@@ -110,6 +117,7 @@ private:
     std::map<std::string, std::string> arguments_;
     std::vector<std::map<std::string, std::string>> scopes_;
     std::vector<std::vector<Address>> addresses_;
+    Precision precision_ = Precision::Exact;
 };
 
 } // namespace kiln::lowering

@@ -47,6 +47,11 @@ public:
     void reuse(Memo* memo) { memo_ = memo; }
     Memo* memo() const { return memo_; }
 
+    /// The precision of the functions and quotients generated from here on
+    /// (kiln/lowering/Precision.h): Approximate writes tanh and f32 quotients with v_rcp_f32
+    /// alone, Exact the sequences whose f32 results stay within 1e-5. Exact unless told.
+    void usePrecision(Precision precision) { precision_ = precision; }
+
     /// `v` (of type `from`) converted to `to`.
     Value convert(Value const& v, DataType from, DataType to);
     /// `op` on two operands of type `type` (already converted).
@@ -81,6 +86,7 @@ private:
     Builder& b_;
     Leaves leaves_;
     Memo* memo_ = nullptr;
+    Precision precision_ = Precision::Exact;
 };
 
 } // namespace kiln::amdgcn

@@ -37,6 +37,7 @@ enum class UnaryOp : std::uint8_t {
     Sqrt,
     Tanh,
     Sigmoid,
+    Rsqrt,
 };
 
 /// One unary operator or function.
@@ -87,6 +88,10 @@ inline constexpr std::array unaryOps = {
                 0x1p-11},
     UnaryOpInfo{UnaryOp::Sigmoid, "sigmoid", true, false,
                 [](double x) { return 1 / (1 + std::exp(-x)); }, nullptr, "1.0 / (1.0 + exp(-x))"},
+    // rsqrt: a normalization's 1 / sqrt(variance + eps) (layer norm, RMS norm), written as that
+    // quotient so that every target computes it with its exact square root and division.
+    UnaryOpInfo{UnaryOp::Rsqrt, "rsqrt", true, false, [](double x) { return 1 / std::sqrt(x); },
+                nullptr, "1.0 / sqrt(x)"},
 };
 
 static_assert(

@@ -248,14 +248,33 @@ std::string Command::add(CommandOperation op) {
             if (!values_.count(tagName))
                 error(
                     fmt::format("Execute uses '{}', which no earlier operation defines", tagName));
-        auto const& first = values_.at(tags[0]);
-        for (std::size_t k = 1; k < tags.size(); ++k) {
-            auto const& other = values_.at(tags[k]);
-            if (!sameShape(first.shape, other.shape))
-                error(fmt::format("Execute mixes shapes: '{}' is {} but '{}' is {}", tags[0],
-                                  shapeText(first.shape), tags[k], shapeText(other.shape)));
+        // The result has the shape of the tag of most axes (the first such); a tag of one axis
+        // fewer, that shape without its last axis (a Reduce's result), is broadcast along it.
+        std::size_t widest = 0;
+        for (std::size_t k = 1; k < tags.size(); ++k)
+            if (values_.at(tags[k]).shape.size() > values_.at(tags[widest]).shape.size())
+                widest = k;
+        auto const& full = values_.at(tags[widest]).shape;
+        std::vector<ExprPtr> const reduced(full.begin(), full.end() - 1);
+        for (std::size_t k = 0; k < tags.size(); ++k) {
+            auto const& other = values_.at(tags[k]).shape;
+            if (k == widest || sameShape(full, other))
+                continue;
+            std::string const mixed =
+                fmt::format("Execute mixes shapes: '{}' is {} but '{}' is {}", tags[widest],
+                            shapeText(full), tags[k], shapeText(other));
+            if (other.size() == full.size())
+                error(mixed);
+            if (other.size() + 1 == full.size() && !sameShape(reduced, other))
+                error(fmt::format("{}; a value of one axis fewer is broadcast along the last "
+                                  "axis, so it must be {}",
+                                  mixed, shapeText(reduced)));
+            if (other.size() + 1 < full.size())
+                error(fmt::format("{}; a value is broadcast only along the last axis, so it must "
+                                  "be {} or {}",
+                                  mixed, shapeText(full), shapeText(reduced)));
         }
-        result = {op.dtype.value_or(resultType(*op.expression)), first.shape};
+        result = {op.dtype.value_or(resultType(*op.expression)), full};
         if (result.dtype == DataType::Bool)
             result.dtype = DataType::I32;
         break;

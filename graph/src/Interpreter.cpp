@@ -4,6 +4,7 @@
 #include "kiln/graph/Distribution.h"
 #include "kiln/graph/Translate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -61,7 +62,10 @@ public:
     }
     Value dataValue(expr::DataValue const& d) const override {
         auto const& values = storage(d.dimension);
-        std::size_t const at = values.size() == 1 ? 0 : element_;
+        auto const row = rowLengths_.find(d.dimension);
+        std::size_t const at = values.size() == 1         ? 0
+                               : row != rowLengths_.end() ? element_ / row->second
+                                                          : element_;
         if (at >= values.size())
             fail("value#{} has {} elements; element {} was read", d.dimension, values.size(), at);
         double const v = values[at];
@@ -384,12 +388,44 @@ private:
             return;
         }
         DataType const type = dim.dtype.value_or(operation.dtype.value_or(DataType::F64));
+        rowLengths_ = broadcastRows(*operation.expression, dest);
         forEachElement(op, dest, [&](std::int64_t e) {
             element_ = static_cast<std::size_t>(e);
             storage(dest)[element_] =
                 convertValue(type, evaluate(*operation.expression, *this)).asDouble();
         });
         element_ = 0;
+        rowLengths_.clear();
+    }
+
+    // The operands of an Assign into `dest` whose shape is the dest's without its last axis (a
+    // Reduce's result), each with that axis's length: element e of the dest reads their element
+    // e / length, the value of its row, broadcast along the axis (docs/command.md, Execute).
+    std::map<Id, std::size_t> broadcastRows(Expression const& e, Id dest) const {
+        std::map<Id, std::size_t> rows;
+        auto const full = shape(dest);
+        auto visit = [&](auto const& self, Expression const& node) -> void {
+            using namespace expr;
+            if (auto const* d = std::get_if<DataValue>(&node)) {
+                auto const operand = shape(d->dimension);
+                if (!operand.empty() && operand.size() + 1 == full.size() &&
+                    std::equal(operand.begin(), operand.end(), full.begin()))
+                    rows[d->dimension] =
+                        static_cast<std::size_t>(std::max<std::int64_t>(1, full.back()));
+            } else if (auto const* u = std::get_if<Unary>(&node))
+                self(self, *u->arg);
+            else if (auto const* b = std::get_if<Binary>(&node)) {
+                self(self, *b->lhs);
+                self(self, *b->rhs);
+            } else if (auto const* s = std::get_if<Select>(&node)) {
+                self(self, *s->condition);
+                self(self, *s->ifTrue);
+                self(self, *s->ifFalse);
+            } else if (auto const* c = std::get_if<Convert>(&node))
+                self(self, *c->arg);
+        };
+        visit(visit, e);
+        return rows;
     }
 
     std::vector<std::int64_t> shape(Id d) const {
@@ -462,6 +498,7 @@ private:
     std::vector<Id> workgroups_, workitems_;
     std::int64_t groups_ = 1, lanes_ = 1, lane_ = -1, group_ = -1;
     std::size_t element_ = 0;
+    std::map<Id, std::size_t> rowLengths_; ///< broadcast operands of the Assign being run
     std::map<Id, std::int64_t> coordinates_;
     mutable std::map<Id, std::int64_t> sizes_;
     mutable std::map<std::tuple<Id, std::int64_t, std::int64_t>, std::vector<double>> storage_;

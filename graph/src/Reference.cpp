@@ -23,11 +23,18 @@ public:
         : BindingsEnvironment(bindings)
         , values_(values) {}
     Value tag(expr::Tag const& t) const override {
-        double const v = values_.at(t.name).data[element];
+        auto const& value = values_.at(t.name);
+        // A value of one axis fewer than the result is its rows' values, broadcast along the
+        // result's last axis (docs/command.md, Execute).
+        std::size_t const at =
+            value.shape.size() + 1 == rank && rowLength > 0 ? element / rowLength : element;
+        double const v = value.data[at];
         return isFloat(t.type) ? Value::real(v, t.type)
                                : Value::integer(static_cast<std::int64_t>(v), t.type);
     }
     std::size_t element = 0;
+    std::size_t rank = 0;      ///< the result's axes
+    std::size_t rowLength = 1; ///< the length of the result's last axis
 
 private:
     std::map<std::string, HostValue> const& values_;
@@ -161,6 +168,8 @@ void runReference(Command const& command, Bindings& bindings) {
             HostValue out{type, shape, std::vector<double>(static_cast<std::size_t>(n))};
             inParallel(n, 64, [&](std::int64_t first, std::int64_t last) {
                 ElementEnvironment env(bindings, values);
+                env.rank = shape.size();
+                env.rowLength = shape.empty() ? 1 : static_cast<std::size_t>(shape.back());
                 for (auto i = static_cast<std::size_t>(first); i < static_cast<std::size_t>(last);
                      ++i) {
                     env.element = i;

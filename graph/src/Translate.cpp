@@ -2,6 +2,7 @@
 
 #include "kiln/graph/Simplify.h"
 
+#include <algorithm>
 #include <map>
 
 namespace kiln {
@@ -122,8 +123,13 @@ private:
             ExprPtr const body = bindTags(op.expression, tiles_);
             std::vector<Id> operands;
             collectOperands(*body, operands);
-            DimensionKind const kind = graph_.coordinates.node(operands.front()).kind;
-            Id const dest = valueDimension(op.tag, kind);
+            // The dest is held as the operand of its shape is; an operand of one axis fewer (a
+            // Reduce's result, broadcast along the last axis) is read at the dest's row.
+            auto const& shape = command_.values().at(op.tag).shape;
+            Id const like = *std::find_if(operands.begin(), operands.end(), [&](Id d) {
+                return graph_.coordinates.node(d).shape.size() == shape.size();
+            });
+            Id const dest = valueDimension(op.tag, graph_.coordinates.node(like).kind);
             graph_.addCoordinateEdge(CoordinateEdgeKind::DataFlow, operands, {dest});
             Id const assign = graph_.addOperation({.kind = OperationKind::Assign,
                                                    .expression = body,

@@ -8,6 +8,15 @@
 // N = 1024 and fails there. The rule engine checks after every rule application and names the
 // first that changes the result; `kiln interp --check` and `kiln demo` check translated and
 // lowered graphs.
+//
+// An element is compared relative to max(|expected|, 1e-2 of the tensor's largest |expected|);
+// where it depends on a sum (a Multiply's, or a sum or mean Reduce's) also relative to what a
+// correct kernel that adds in another order may miss it by: for a sum of K terms rounded to a
+// type of unit roundoff u, gamma_K = K u / (1 - K u) times the sum of the terms' magnitudes
+// (Higham's bound, which holds for every order). The magnitudes come from the direct semantics
+// run once more on the inputs' magnitudes (|A| x |B| for a GEMM), carried through the rest of
+// the chain; the bound weighs them by gamma_K / tolerance, so the reported error stays relative
+// and the tolerance stays 1e-5 / 1e-2. Tensors that depend on no sum are held to |expected|.
 #pragma once
 
 #include "kiln/graph/Bindings.h"
@@ -15,6 +24,7 @@
 #include "kiln/graph/KernelGraph.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,12 +57,19 @@ private:
     struct Case {
         std::map<std::string, double> problem;
         Bindings inputs, expected;
+        /// The direct semantics on the inputs' magnitudes (its stored tensors only).
+        Bindings magnitudes;
+        /// gamma_K of the longest sum, over the tolerance: the weight of a magnitude (0: the
+        /// Command sums nothing).
+        double sumWeight = 0;
     };
     double measure(KernelGraph const& graph, Case const& c) const;
 
     Command const& command_;
     std::vector<Case> cases_;
     double tolerance_ = 1e-5;
+    /// The stored tensors whose values depend on a sum.
+    std::set<std::string> summed_;
     mutable std::map<std::string, double> errors_;
     mutable double lastError_ = 0;
 };

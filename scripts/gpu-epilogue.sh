@@ -11,6 +11,14 @@
 # without it. TUNE=1 adds `kiln tune` of the fused GEMM over examples/gemm.space.json (the
 # issue counts the tuner's winner). Logs go to $OUT; a short table is printed last.
 #
+# Since lowering/Precision.h (issue 19), the GELU's chain ends in f16, so its kernels use the
+# approximate forms: 1 + tanh(u) as 2 / (1 + exp(-2u)) with ex2.approx.ftz and rcp.approx.ftz
+# (a GELU element: mul, ex2, add, rcp, mul after its polynomial, instead of the exact tanh's ~32
+# SASS instructions with rcp.rn's slow path). Expected: the fused GPU tests and `fused_f16`
+# still pass; the fused run's max relative error (the table's last column) stays below 1e-2
+# (PrecisionBound's emulation bounds it by 2^-10 ~ 1e-3), and fused / plain comes closer to the
+# floor than before (the epilogue's instructions drop by about half).
+#
 #   OUT=/tmp/out scripts/gpu-epilogue.sh       # build folder: $KILN_GPU_BUILD or /tmp/kiln-epilogue
 #   SKIP="tests" SIZE=4096 ROUNDS=3 TUNE=1 ...
 set -uo pipefail
@@ -43,8 +51,8 @@ fi
 KILN="$BUILD/tools/kiln/kiln"
 
 if want tests; then
-    step "ctest -L gpu -R 'gemm_bias_gelu|gemm_residual_relu'"
-    (cd "$BUILD" && KILN_REQUIRE_GPU=1 ctest -L gpu -R 'gemm_bias_gelu|gemm_residual_relu' -V \
+    step "ctest -L gpu -R 'gemm_bias_gelu|gemm_residual_relu|fused_f16'"
+    (cd "$BUILD" && KILN_REQUIRE_GPU=1 ctest -L gpu -R 'gemm_bias_gelu|gemm_residual_relu|fused_f16' -V \
         --timeout 300) >"$OUT/ctest-gpu.log" 2>&1 || status=1
     grep -E "\[ gpu  |tests passed|\(Failed\)|\(Skipped\)|Failure" "$OUT/ctest-gpu.log" \
         | sed 's/^[0-9]*: //' | awk '!seen[$0]++' | head -60
@@ -67,7 +75,8 @@ for round in $(seq "$ROUNDS"); do
             --repetitions 100 2>&1 | tee -a "$log" | sed -n 's/^time \([0-9.]*\) ms median.*/\1/p')
         grep -E "error|registers" "$log" | tail -2 | sed "s/^/  $name: /"
         [ -z "$ms" ] && status=1
-        echo "$name $round ${ms:-failed}" >>"$OUT/table.txt"
+        error=$(grep -E "^max relative error" "$log" | tail -1 | awk '{print $4}')
+        echo "$name $round ${ms:-failed} ${error:-?}" >>"$OUT/table.txt"
     done
 done
 
@@ -81,19 +90,19 @@ fi
 
 echo
 echo "================ summary (median ms at $SIZE^3, $POINT) ================"
-awk '{ if ($3 != "failed") { n[$1]++; v[$1, n[$1]] = $3 } else bad[$1]++ }
+awk '{ if ($3 != "failed") { n[$1]++; v[$1, n[$1]] = $3 } else bad[$1]++; err[$1] = $4 }
      function median(k,   i, j, t, m) {
          m = n[k]; for (i = 1; i <= m; i++) a[i] = v[k, i]
          for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
          return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
      END {
          for (k in n) med[k] = median(k)
-         printf "%-20s %-10s %s\n", "kernel", "median", "runs"
+         printf "%-20s %-10s %s\n", "kernel", "median", "runs, last max relative error"
          split("fused plain residual-relu bf16-alpha-beta-c", order, " ")
          for (i = 1; i <= 4; i++) { k = order[i]; runs = ""
              for (j = 1; j <= n[k]; j++) runs = runs " " v[k, j]
-             printf "%-20s %-10s%s%s\n", k, (k in med) ? sprintf("%.4f", med[k]) : "failed", runs,
-                    bad[k] ? " (" bad[k] " failed)" : "" }
+             printf "%-20s %-10s%s%s  %s\n", k, (k in med) ? sprintf("%.4f", med[k]) : "failed", runs,
+                    bad[k] ? " (" bad[k] " failed)" : "", err[k] }
          if (("fused" in med) && ("plain" in med) && med["plain"] > 0) {
              r = med["fused"] / med["plain"]
              printf "fused / plain: %.3f (floor: at most 1.050) %s\n", r, r <= 1.05 ? "MET" : "NOT MET" }

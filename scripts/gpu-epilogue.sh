@@ -21,6 +21,7 @@
 #
 #   OUT=/tmp/out scripts/gpu-epilogue.sh       # build folder: $KILN_GPU_BUILD or /tmp/kiln-epilogue
 #   SKIP="tests" SIZE=4096 ROUNDS=3 TUNE=1 ...
+#   KEEP_BUILD=1 ...                           # build on in an existing $KILN_GPU_BUILD
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
@@ -41,7 +42,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm 
 cat "$OUT/device.txt"
 
 step "build"
-rm -rf "$BUILD"
+[ "${KEEP_BUILD:-0}" = 1 ] || rm -rf "$BUILD"
 if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1 &&
         cmake --build "$BUILD" -j "$JOBS" --target kiln kiln_lowering_gpu_tests \
             >"$OUT/build.log" 2>&1; }; then

@@ -13,6 +13,7 @@
 #   SPECIALIZE=1 ...                           # kiln tune/run --specialize
 #   GPUS="1 2" ...                             # also: the sweep on the first 1, then 2 GPUs
 #                                              # (CUDA_VISIBLE_DEVICES), each from a cold cache
+#   KEEP_BUILD=1 ...                           # build on in an existing $KILN_GPU_BUILD
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -31,7 +32,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$OUT/devi
 cat "$OUT/device.txt"
 
 step "build"
-rm -rf "$BUILD"
+[ "${KEEP_BUILD:-0}" = 1 ] || rm -rf "$BUILD"
 if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1 &&
         cmake --build "$BUILD" -j "$JOBS" --target kiln kiln_runtime_gpu_tests \
             kiln_lowering_gpu_tests kiln_cli_tests >"$OUT/build.log" 2>&1; }; then

@@ -180,6 +180,8 @@ void KernelWalker<Register>::store(Id op) {
     if (graph_.coordinates.node(memory).kind != DimensionKind::User)
         throw UserError("a store to a dimension that is not a tensor is not written yet");
     auto it = held_.find(source);
+    if (rowAssigns_.contains(source))
+        return storeRows(source, memory);
     if (it == held_.end())
         throw UserError(fmt::format("value#{} is stored but not held in registers (is it "
                                     "distributed over the grid?)",
@@ -283,6 +285,10 @@ void KernelWalker<Register>::assign(Id op, Operation const& o) {
     if (!holdsData(graph_.coordinates.node(dest).kind)) // a loop counter or another index
         return assignIndex(dest, o.expression);
     if (!holdable(dest))
+    if (rowChunked(dest)) { // computed where it is read (KernelWalkerRows.cpp)
+        rowAssigns_[dest] = op;
+        return;
+    }
         throw UserError(fmt::format("#{} is not distributed over the grid with constant-size "
                                     "local indices, so no workitem can hold it",
                                     dest));
@@ -449,13 +455,21 @@ template <class Register>
 void KernelWalker<Register>::reduce(Id op, Operation const& o) {
     Id const source = graph_.mapping.get(op, role::source),
              dest = graph_.mapping.get(op, role::dest);
-    auto view = views_.find(source);
-    if (view == views_.end())
+    // The load that reads the source in place, or the Assign computing it where it is read.
+    Id view = 0;
+    if (auto const load = views_.find(source); load != views_.end())
+        view = load->second;
+    else if (auto const computed = rowAssigns_.find(source); computed != rowAssigns_.end())
+        view = computed->second;
+    else
         throw UserError(
             fmt::format("Reduce reads value#{}, which is not a tensor read in place", source));
     if (!holdable(dest))
-        throw UserError(
-            fmt::format("the Reduce's dest #{} is not distributed over the grid", dest));
+        throw UserError(fmt::format(
+            "the Reduce's dest #{} is not distributed over the grid (the reduction pipeline "
+            "distributes a Reduce whose result is stored, and, with COOP=1, one whose result is "
+            "used back along the rows of a stored row-major M x N value)",
+            dest));
     auto const& shape = graph_.coordinates.node(source).shape;
     auto const sourceAxes = axes(source), destAxes = axes(dest);
     if (shape.empty() || sourceAxes.size() != destAxes.size() + 1)
@@ -466,7 +480,7 @@ void KernelWalker<Register>::reduce(Id op, Operation const& o) {
     // Floating-point rows accumulate in f64: a long f32 sum drifts from the exact one by more
     // than f32's tolerance, and the loop is bound by memory, not by the adds.
     DataType const accumulator = isFloat(h.type) ? DataType::F64 : h.type;
-    Reduction r{source,       view->second,
+    Reduction r{source,       view,
                 sourceAxes,   destAxes,
                 shape.back(), graph_.coordinates.node(source).dtype.value_or(accumulator),
                 accumulator,  nullptr};
@@ -481,6 +495,10 @@ void KernelWalker<Register>::reduce(Id op, Operation const& o) {
     if (auto const rows = cooperativeRows(graph_, shape_, sourceAxes.back()))
         return reduceCooperatively(summed, h, r, *rows);
     reduceRows(summed, h, r);
+    if (rowAssigns_.contains(source))
+        throw UserError(fmt::format("a Reduce of value#{}, computed element by element, is "
+                                    "written for rows that workitems share (COOP=1)",
+                                    source));
 }
 
 // Each workitem combines its part of the row: a loop over its chunks, each chunk's elements
@@ -493,7 +511,9 @@ void KernelWalker<Register>::reduce(Id op, Operation const& o) {
 template <class Register>
 void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Register>& held,
                                                  Reduction const& r, CooperativeRows const& rows) {
-    if (graph_.control.node(r.view).kind != OperationKind::LoadTiled &&
+    // A source computed from rows (KernelWalkerRows.cpp) is computed chunk by chunk.
+    bool const computed = rowAssigns_.contains(r.source);
+    if (!computed && graph_.control.node(r.view).kind != OperationKind::LoadTiled &&
         graph_.control.node(r.view).kind != OperationKind::LoadLinear)
         throw UserError("a Reduce whose workitems share rows reads a tensor in global memory; "
                         "a staged tile is not written yet");
@@ -501,7 +521,7 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
         throw UserError(fmt::format("the workitems of a row exchange values in groups of {} "
                                     "lanes, but the workgroup has {} workitems",
                                     kLaneGroup, shape_.workgroupSize()));
-    Id const memory = graph_.mapping.get(r.view, role::source);
+    Id const memory = computed ? 0 : graph_.mapping.get(r.view, role::source);
     std::vector<std::int64_t> sizes;
     std::int64_t steps = 1;
     for (Id u : rows.unrolled) {
@@ -543,12 +563,23 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
                     element.conditions.push_back(extra);
             part.elements.push_back(std::move(element));
         }
-        allocate(r.source, part);
-        move(r.source, part, memory, /*isLoad=*/true);
-        // A missing element was loaded as 0, which a sum may add; a max or a min leaves it out.
-        std::vector<std::vector<ExprPtr>> where(part.registers.size());
-        if (o.combine != Combine::Sum)
-            where = place(r.source, part, memory).conditions;
+        std::vector<std::vector<ExprPtr>> where(part.elements.size());
+        if (computed) {
+            // A missing element is computed from zeros (exp(0 - max) is not 0): left out.
+            for (std::size_t e = 0; e < part.elements.size(); ++e) {
+                part.elements[e].indices[r.source] =
+                    solveIndices(graph_, part.elements[e].indices, {r.source}, facts_).at(r.source);
+                where[e] = part.elements[e].conditions;
+            }
+            computeRowPart(r.source, part);
+        } else {
+            allocate(r.source, part);
+            move(r.source, part, memory, /*isLoad=*/true);
+            // A missing element was loaded as 0, which a sum may add; a max or a min leaves it
+            // out.
+            if (o.combine != Combine::Sum)
+                where = place(r.source, part, memory).conditions;
+        }
         for (std::size_t e = 0; e < part.registers.size(); ++e)
             combineInto(o.combine, acc, r.accumulator, part.registers[e], part.type, where[e]);
         assignIndex(rows.chunk, index(rows.chunk) + literal(1));
@@ -809,6 +840,8 @@ Register KernelWalker<Register>::readInPlace(Id op, Id value, std::map<Id, ExprP
                                              std::vector<ExprPtr> const& where) {
     Id const memory = graph_.mapping.get(op, role::source);
     DataType const type = graph_.coordinates.node(value).dtype.value_or(DataType::F32);
+        if (auto const row = broadcastValue(d, h, here)) // a row's value along the row
+            return *row;
     if (graph_.control.node(op).kind == OperationKind::LoadShared)
         return readStagedElement(memory, k, type);
     auto solution = solveIndices(graph_, k, {memory}, facts_);

@@ -197,6 +197,30 @@ protected:
     /// of its row (combineAcrossLanes()) and through shared memory (writeScratch()).
     void reduceCooperatively(Operation const& o, Held<Register>& held, Reduction const& r,
                              CooperativeRows const& rows);
+    // ---- Rows read again (KernelWalkerRows.cpp) ---------------------------------------------
+    /// Whether `d` is a value of rows that workitems share (its last axis tiled as a
+    /// cooperative Reduce's rows) that no workitem holds whole: a row loaded, or computed from
+    /// rows element by element (softmax's exp(x - max)), whose elements are computed where they
+    /// are read, a chunk at a time.
+    bool rowChunked(Id d) const;
+    /// Whether `d` has the shape of `into` without its last axis: a row's value, broadcast
+    /// along the row (docs/command.md, Execute).
+    bool broadcastInto(Id d, Id into) const;
+    /// A part of `value` with the elements of part `like` of value `likeValue` (same shape):
+    /// the same indices along each axis, the same conditions.
+    Held<Register> partLike(Id value, Id likeValue, Held<Register> const& like) const;
+    /// The registers of `part` (its elements set): loaded where `value` is a tensor read in
+    /// place, else computed by its Assign from the same elements of its operands (computed so
+    /// in turn) and the values of their rows, which the workitem holds.
+    void computeRowPart(Id value, Held<Register>& part);
+    /// A store of row-chunked `value` into tensor `memory`: each workitem's loop over its
+    /// chunks, each chunk's elements computed (computeRowPart()) and stored.
+    void storeRows(Id value, Id memory);
+    /// Where `d` (held as `h`) is broadcast along the rows of the value being computed, the
+    /// register of the row of element `here`; nothing where it is not broadcast.
+    std::optional<Register> broadcastValue(Id d, Held<Register> const& h,
+                                           IndexSolution const& here);
+
     /// A Multiply into a register tile, into accumulator `into` when fused (accumulator()).
     void multiply(Id op, Operation const& o, Id into = 0);
     /// The accumulator a Multiply fuses into (OperationOrder.h) when it is held with the layout
@@ -379,8 +403,9 @@ protected:
     std::string_view notWritten_;
     std::map<Id, Register> indices_; ///< registers of hardware indices and loop counters
     std::map<Id, Held<Register>> held_;
-    std::map<Id, Id> views_;        ///< values read in place -> the load that reads them
-    Id currentId_ = 0;              ///< the value whose element is being computed
+    std::map<Id, Id> views_;      ///< values read in place -> the load that reads them
+    std::map<Id, Id> rowAssigns_; ///< row-chunked values computed -> their Assign
+    Id currentId_ = 0;            ///< the value whose element is being computed
     /// The precision of the Assign whose elements are being written (Precision.h); Exact
     /// everywhere else. assignElement() computes its expression so.
     Precision precision_ = Precision::Exact;

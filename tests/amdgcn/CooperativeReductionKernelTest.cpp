@@ -1,8 +1,9 @@
 // CooperativeReductionKernelTest.cpp: Reduces whose rows several workitems share (COOP=1 of
 // rules/reduction.pipeline.json) emitted for every AMD target, in both layouts and with sum,
-// max, min and mean; each kernel assembles, and its code object disassembles back to the same
-// instructions (ds_swizzle_b32's bit-mask offset included). Skips, saying why, where this build
-// has no assembler or llvm-objdump-16.
+// max, min and mean, and softmax, layer norm and RMS norm (a row's value used back along it); each
+// kernel assembles, and its code object disassembles back to the same instructions
+// (ds_swizzle_b32's bit-mask offset included). Skips, saying why, where this build has no assembler
+// or llvm-objdump-16.
 #include "AmdTestSupport.h"
 #include "LoweringTestSupport.h"
 #include "kiln/amdgcn/Target.h"
@@ -44,6 +45,19 @@ std::vector<Schedule> const kSchedules = {
      "row-mean-rowmajor.json",
      {{"COOP", 1}, {"ROWS", 1}, {"LANES", 128}, {"VEC", 8}},
      {"v_add_f64", "ds_swizzle_b32", "v_div_scale_f64", "v_div_fixup_f64"}},
+    // A row's reduced value used back along the row: the rows read again in each pass.
+    {"softmax_f16",
+     "softmax-f16.json",
+     {{"COOP", 1}, {"ROWS", 2}, {"LANES", 128}, {"VEC", 8}, {"UNROLL", 2}},
+     {"v_max_f64", "v_add_f64", "v_exp_f32", "ds_swizzle_b32", "global_store_dwordx4"}},
+    {"layernorm_f16",
+     "layernorm-f16.json",
+     {{"COOP", 1}, {"ROWS", 1}, {"LANES", 256}, {"VEC", 4}},
+     {"v_add_f64", "v_sqrt_f32", "ds_swizzle_b32", "s_barrier", "global_store_dwordx2"}},
+    {"rmsnorm_f16",
+     "rmsnorm-f16.json",
+     {{"COOP", 1}, {"ROWS", 4}, {"LANES", 32}, {"VEC", 8}},
+     {"v_add_f64", "v_sqrt_f32", "ds_swizzle_b32", "global_store_dwordx4"}},
 };
 
 /// Branch targets as "<target>": the source names labels, the disassembly prints offsets.

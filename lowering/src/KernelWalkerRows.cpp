@@ -1,0 +1,195 @@
+// Rows read again (docs/codegen.md, "Rows read again"): the walk of values whose rows workitems
+// share, computed element by element from those rows and the rows' reduced values (a softmax, a
+// layer norm). No workitem holds such a value whole; its elements are computed where they are
+// read, a chunk at a time: by a cooperative Reduce (each chunk it combines) and by a store (a
+// loop over the workitem's chunks). The rows are read from memory again for each pass.
+#include "KernelWalker.h"
+#include "kiln/amdgcn/Register.h"
+#include "kiln/graph/Distribution.h"
+#include "kiln/graph/Simplify.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace kiln::lowering::detail {
+
+namespace {
+
+// The data values an expression reads, each once, in order.
+void collectValues(Expression const& e, std::vector<Id>& values) {
+    using namespace expr;
+    if (auto const* d = std::get_if<DataValue>(&e)) {
+        if (std::find(values.begin(), values.end(), d->dimension) == values.end())
+            values.push_back(d->dimension);
+    } else if (auto const* u = std::get_if<Unary>(&e))
+        collectValues(*u->arg, values);
+    else if (auto const* b = std::get_if<Binary>(&e)) {
+        collectValues(*b->lhs, values);
+        collectValues(*b->rhs, values);
+    } else if (auto const* s = std::get_if<Select>(&e)) {
+        collectValues(*s->condition, values);
+        collectValues(*s->ifTrue, values);
+        collectValues(*s->ifFalse, values);
+    } else if (auto const* c = std::get_if<Convert>(&e))
+        collectValues(*c->arg, values);
+}
+
+} // namespace
+
+template <class Register>
+bool KernelWalker<Register>::rowChunked(Id d) const {
+    auto const valueAxes = axes(d);
+    return graph_.coordinates.node(d).shape.size() >= 2 && valueAxes.size() >= 2 && !holdable(d) &&
+           cooperativeRows(graph_, shape_, valueAxes.back()).has_value();
+}
+
+template <class Register>
+bool KernelWalker<Register>::broadcastInto(Id d, Id into) const {
+    auto const& mine = graph_.coordinates.node(d).shape;
+    return !mine.empty() && mine.size() + 1 == graph_.coordinates.node(into).shape.size();
+}
+
+// Element c of the part of `value` is element c of `like` (a part of a value of the same shape):
+// the same index along each axis, the same conditions, and the same flattened index, so that
+// valueAt() finds it at the element being computed.
+template <class Register>
+Held<Register> KernelWalker<Register>::partLike(Id value, Id likeValue,
+                                                Held<Register> const& like) const {
+    Held<Register> part;
+    part.type = graph_.coordinates.node(value).dtype.value_or(DataType::F32);
+    auto const mine = axes(value), theirs = axes(likeValue);
+    if (mine.size() != theirs.size())
+        throw UserError(fmt::format("value#{} ({} axes) is computed from value#{} ({} axes) "
+                                    "element by element",
+                                    likeValue, theirs.size(), value, mine.size()));
+    for (auto const& element : like.elements) {
+        auto k = known();
+        for (std::size_t a = 0; a < mine.size(); ++a)
+            k[mine[a]] = element.at(theirs[a]);
+        IndexSolution solution;
+        for (std::size_t a = 0; a < mine.size(); ++a)
+            solution.indices[mine[a]] = k.at(mine[a]);
+        solution.indices[value] = element.at(likeValue);
+        solution.conditions = element.conditions;
+        part.elements.push_back(std::move(solution));
+    }
+    return part;
+}
+
+template <class Register>
+void KernelWalker<Register>::computeRowPart(Id value, Held<Register>& part) {
+    if (auto view = views_.find(value); view != views_.end()) {
+        Id const op = view->second;
+        if (graph_.control.node(op).kind != OperationKind::LoadTiled)
+            throw UserError(fmt::format("value#{} is read again along its rows from a {}; only "
+                                        "a tensor in global memory is written",
+                                        value, name(graph_.control.node(op).kind)));
+        allocate(value, part);
+        move(value, part, graph_.mapping.get(op, role::source), /*isLoad=*/true);
+        return;
+    }
+    auto const assignment = rowAssigns_.find(value);
+    if (assignment == rowAssigns_.end())
+        throw UserError(
+            fmt::format("value#{} is read along its rows before it is computed", value));
+    Operation const& o = graph_.control.node(assignment->second);
+    std::vector<Id> operands;
+    collectValues(*o.expression, operands);
+    std::vector<Id> parts;
+    for (Id d : operands) {
+        if (broadcastInto(d, value)) {
+            if (!held_.contains(d))
+                throw UserError(fmt::format("value#{}, broadcast along the rows of value#{}, is "
+                                            "not held by the workitems of its row",
+                                            d, value));
+            continue;
+        }
+        Held<Register> operand = partLike(d, value, part);
+        computeRowPart(d, operand);
+        held_.insert_or_assign(d, std::move(operand));
+        parts.push_back(d);
+    }
+    allocate(value, part);
+    currentId_ = value;
+    ExprPtr const e = assigned(assignment->second, o);
+    for (std::size_t c = 0; c < part.elements.size(); ++c)
+        assignElement(part, c, e);
+    precision_ = Precision::Exact;
+    for (Id d : parts)
+        held_.erase(d);
+}
+
+// Each workitem loops over its chunks of its row, as a cooperative Reduce does: in each, the
+// elements it owns (UNROLL x VEC of them: consecutive for a row-major tensor) computed from
+// their rows and stored, the missing ones at the row's end masked.
+template <class Register>
+void KernelWalker<Register>::storeRows(Id value, Id memory) {
+    auto const valueAxes = axes(value);
+    auto const rows = cooperativeRows(graph_, shape_, valueAxes.back());
+    KILN_ASSERT(rows, "value#{} is not tiled along its rows", value);
+    std::vector<std::int64_t> sizes;
+    std::int64_t steps = 1;
+    for (Id u : rows->unrolled) {
+        sizes.push_back(constantSize(graph_, u, "the elements a workitem stores in each step"));
+        steps *= sizes.back();
+    }
+    ExprPtr const chunks = graph_.coordinates.node(rows->chunk).size;
+    if (!chunks)
+        throw UserError(
+            fmt::format("the chunks of value#{}'s rows (#{}) have no size", value, rows->chunk));
+    assignIndex(rows->chunk, literal(0));
+    LoopLabels const labels = beginLoop(binary(BinaryOp::Less, index(rows->chunk), chunks));
+    Held<Register> part;
+    part.type = graph_.coordinates.node(value).dtype.value_or(DataType::F32);
+    for (std::int64_t s = 0; s < steps; ++s) {
+        auto k = known();
+        std::int64_t rest = s;
+        for (std::size_t u = rows->unrolled.size(); u-- > 0;) {
+            k[rows->unrolled[u]] = literal(rest % sizes[u]);
+            rest /= sizes[u];
+        }
+        // The element exists where its axes lie inside theirs; its flattened index then does.
+        IndexSolution element = solveIndices(graph_, k, valueAxes, facts_);
+        element.indices[value] = solveIndices(graph_, k, {value}, facts_).at(value);
+        part.elements.push_back(std::move(element));
+    }
+    computeRowPart(value, part);
+    if (!planningOnly())
+        move(value, part, memory, /*isLoad=*/false);
+    assignIndex(rows->chunk, index(rows->chunk) + literal(1));
+    endLoop(labels);
+    indices_.erase(rows->chunk);
+}
+
+template <class Register>
+std::optional<Register> KernelWalker<Register>::broadcastValue(Id d, Held<Register> const& h,
+                                                               IndexSolution const& here) {
+    if (!broadcastInto(d, currentId_))
+        return std::nullopt;
+    auto const mine = axes(d), theirs = axes(currentId_);
+    for (std::size_t j = 0; j < h.elements.size(); ++j) {
+        bool same = mine.size() < theirs.size();
+        for (std::size_t a = 0; same && a < mine.size(); ++a)
+            same = equal(simplify(h.elements[j].at(mine[a])), simplify(here.at(theirs[a])));
+        if (same)
+            return h.registers[j];
+    }
+    throw UserError(fmt::format("value#{} is broadcast along the rows of value#{}, but the "
+                                "workitem computing an element does not hold its row's value",
+                                d, currentId_));
+}
+
+// The targets' register types, as KernelWalker.cpp instantiates the rest.
+#define KILN_ROWS_INSTANTIATE(Register)                                                            \
+    template bool KernelWalker<Register>::rowChunked(Id) const;                                    \
+    template bool KernelWalker<Register>::broadcastInto(Id, Id) const;                             \
+    template Held<Register> KernelWalker<Register>::partLike(Id, Id, Held<Register> const&) const; \
+    template void KernelWalker<Register>::computeRowPart(Id, Held<Register>&);                     \
+    template void KernelWalker<Register>::storeRows(Id, Id);                                       \
+    template std::optional<Register> KernelWalker<Register>::broadcastValue(                       \
+        Id, Held<Register> const&, IndexSolution const&);
+KILN_ROWS_INSTANTIATE(std::string)
+KILN_ROWS_INSTANTIATE(amdgcn::Value)
+#undef KILN_ROWS_INSTANTIATE
+
+} // namespace kiln::lowering::detail

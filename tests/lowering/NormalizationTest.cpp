@@ -1,0 +1,157 @@
+// NormalizationTest.cpp: softmax, layer norm and RMS norm (examples/*-f16.json: a row's reduced
+// value broadcast back along the row) on the cooperative schedule (COOP=1 of
+// rules/reduction.pipeline.json; docs/codegen.md, "Rows read again"). Every schedule keeps the
+// Command's meaning in the reference interpreter at odd sizes; each kernel reads its rows once
+// per pass (a loop per Reduce, one for the store), combines every Reduce across the lanes on
+// both targets and assembles with ptxas; a small softmax's lowered graph and PTX are golden.
+//     KILN_UPDATE_GOLDEN=1 ctest --test-dir build -R Normalization   (then review the diff)
+#include "../GoldenFile.h"
+#include "LoweringTestSupport.h"
+#include "kiln/graph/GraphText.h"
+#include "kiln/graph/SemanticCheck.h"
+#include "kiln/lowering/Codegen.h"
+#include "kiln/runtime/Ptxas.h"
+
+#include <bit>
+#include <gtest/gtest.h>
+
+namespace kiln::test {
+namespace {
+
+using Params = std::map<std::string, std::int64_t>;
+
+std::size_t occurrences(std::string const& text, std::string const& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        ++n;
+    return n;
+}
+
+struct Schedule {
+    std::string name, command;
+    std::size_t reduces; ///< the Command's Reduces: a pass each, then the store's
+    Params params;
+};
+
+std::vector<Schedule> const kSchedules = {
+    {"softmax_256_lanes", "softmax-f16.json", 2, {{"ROWS", 1}, {"LANES", 256}, {"VEC", 8}}},
+    {"softmax_warp_per_row",
+     "softmax-f16.json",
+     2,
+     {{"ROWS", 4}, {"LANES", 32}, {"VEC", 4}, {"UNROLL", 2}}},
+    {"layernorm_2_rows", "layernorm-f16.json", 2, {{"ROWS", 2}, {"LANES", 64}, {"VEC", 4}}},
+    {"layernorm_1024_lanes", "layernorm-f16.json", 2, {{"ROWS", 1}, {"LANES", 1024}, {"VEC", 1}}},
+    {"rmsnorm_2_reads",
+     "rmsnorm-f16.json",
+     1,
+     {{"ROWS", 1}, {"LANES", 128}, {"VEC", 8}, {"UNROLL", 2}}},
+    {"rmsnorm_16_lanes", "rmsnorm-f16.json", 1, {{"ROWS", 8}, {"LANES", 16}, {"VEC", 2}}},
+};
+
+Params cooperative(Params p) {
+    p["COOP"] = 1;
+    return p;
+}
+
+class Normalization : public ::testing::TestWithParam<Schedule> {};
+
+// The reference interpreter runs the lowered graph at the Command's sizes, a ragged problem of
+// primes, one long row and a column of one-element rows, and matches the Command's meaning.
+TEST_P(Normalization, KeepsTheCommandsMeaning) {
+    Schedule const& s = GetParam();
+    Command const command = loadCommand(sourcePath("examples/" + s.command));
+    KernelGraph const graph = lowered(s.command, "reduction.pipeline.json", cooperative(s.params));
+    for (auto problem : std::vector<std::map<std::string, double>>{command.defaults,
+                                                                   {{"M", 23}, {"N", 19}},
+                                                                   {{"M", 1}, {"N", 1000}},
+                                                                   {{"M", 67}, {"N", 1}}}) {
+        problem.emplace("eps", 1e-5);
+        SemanticCheck const check(command, problem, 7);
+        EXPECT_LE(check.measure(graph), check.tolerance())
+            << s.name << " at M=" << problem.at("M") << ", N=" << problem.at("N");
+    }
+}
+
+// PTX: a loop over the workitem's chunks for each Reduce and one for the store, the rows read
+// again in each; each Reduce combines across the lanes of a warp with shfl.sync.bfly (two
+// halves of the f64 accumulator), and through shared memory where a row spans warps.
+TEST_P(Normalization, ReadsTheRowsOncePerPassOnPtx) {
+    Schedule const& s = GetParam();
+    Params const params = cooperative(s.params);
+    auto const kernel = lowering::emitKernel(lowered(s.command, "reduction.pipeline.json", params),
+                                             {.target = "sm_90a", .schedule = params});
+    std::int64_t const lanes = params.at("LANES");
+    std::int64_t const inWarp = std::min<std::int64_t>(lanes, 32);
+    std::size_t const steps = static_cast<std::size_t>(std::countr_zero(std::uint64_t(inWarp)));
+    EXPECT_EQ(occurrences(kernel.code, "\n$loop_"), s.reduces + 1) << kernel.code;
+    EXPECT_EQ(occurrences(kernel.code, "shfl.sync.bfly.b32"), 2 * steps * s.reduces);
+    EXPECT_EQ(occurrences(kernel.code, "bar.sync 0"), lanes > inWarp ? 2 * s.reduces : 0u);
+    EXPECT_GE(occurrences(kernel.code, "st.global"), 1u);
+    EXPECT_EQ(kernel.block[0] * kernel.block[1], lanes * params.at("ROWS"));
+}
+
+// ptxas assembles every schedule for both NVIDIA targets, without spilling.
+TEST_P(Normalization, AssemblesWithPtxas) {
+    if (!runtime::findPtxas())
+        GTEST_SKIP() << "no ptxas on this machine";
+    Schedule const& s = GetParam();
+    Params const params = cooperative(s.params);
+    for (std::string const target : {"sm_80", "sm_90a"}) {
+        auto const kernel =
+            lowering::emitKernel(lowered(s.command, "reduction.pipeline.json", params, target),
+                                 {.target = target, .schedule = params});
+        auto const result = runtime::assemblePtx(kernel.code, target);
+        ASSERT_TRUE(result.ok()) << result.error().message() << "\n" << kernel.code;
+        EXPECT_EQ(result.value().spillStores, 0) << target;
+    }
+}
+
+// AMDGCN: each Reduce's butterfly with ds_swizzle_b32, its warps through LDS between barriers.
+TEST_P(Normalization, CombinesAcrossLanesOnAmdgcn) {
+    Schedule const& s = GetParam();
+    Params const params = cooperative(s.params);
+    auto const kernel =
+        lowering::emitKernel(lowered(s.command, "reduction.pipeline.json", params, "gfx942"),
+                             {.target = "gfx942", .schedule = params});
+    std::int64_t const lanes = params.at("LANES");
+    std::int64_t const inWarp = std::min<std::int64_t>(lanes, 32);
+    EXPECT_EQ(occurrences(kernel.code, "ds_swizzle_b32"),
+              2 * s.reduces * std::size_t(std::countr_zero(std::uint64_t(inWarp))));
+    EXPECT_EQ(occurrences(kernel.code, "s_barrier"), lanes > inWarp ? 2 * s.reduces : 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedules, Normalization, ::testing::ValuesIn(kSchedules),
+                         [](auto const& p) { return p.param.name; });
+
+// The one-row-per-workitem schedule does not lower a Reduce whose result is used back along its
+// rows: code generation says which schedule does.
+TEST(NormalizationRefuses, OneWorkitemPerRow) {
+    try {
+        lowering::emitKernel(lowered("softmax-f16.json", "reduction.pipeline.json", {{"COOP", 0}}),
+                             {.target = "sm_90a", .schedule = {{"COOP", 0}}});
+        ADD_FAILURE() << "COOP=0 lowered a softmax";
+    } catch (UserError const& e) {
+        EXPECT_NE(std::string(e.what()).find("with COOP=1, one whose result is used back along "
+                                             "the rows"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
+// A small softmax whole: 2 rows of 64 lanes a workgroup, 4 elements a read (shuffles over 32
+// lanes, then two warps through shared memory), three passes over each row.
+Params const kSmall{{"COOP", 1}, {"ROWS", 2}, {"LANES", 64}, {"VEC", 4}};
+
+TEST(NormalizationGolden, LoweredGraph) {
+    expectGoldenFile("tests/golden/softmax_f16_coop.lowered.txt",
+                     toText(lowered("softmax-f16.json", "reduction.pipeline.json", kSmall)));
+}
+
+TEST(NormalizationGolden, PtxOnSm90) {
+    auto const graph = lowered("softmax-f16.json", "reduction.pipeline.json", kSmall, "sm_90");
+    expectGoldenFile("tests/golden/ptx/softmax_f16_coop.sm_90.ptx",
+                     lowering::emitKernel(graph, {.target = "sm_90", .schedule = kSmall}).code);
+}
+
+} // namespace
+} // namespace kiln::test

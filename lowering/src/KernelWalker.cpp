@@ -179,9 +179,9 @@ void KernelWalker<Register>::store(Id op) {
              memory = graph_.mapping.get(op, role::dest);
     if (graph_.coordinates.node(memory).kind != DimensionKind::User)
         throw UserError("a store to a dimension that is not a tensor is not written yet");
-    auto it = held_.find(source);
     if (rowAssigns_.contains(source))
         return storeRows(source, memory);
+    auto it = held_.find(source);
     if (it == held_.end())
         throw UserError(fmt::format("value#{} is stored but not held in registers (is it "
                                     "distributed over the grid?)",
@@ -284,11 +284,11 @@ void KernelWalker<Register>::assign(Id op, Operation const& o) {
     Id const dest = graph_.mapping.get(op, role::dest);
     if (!holdsData(graph_.coordinates.node(dest).kind)) // a loop counter or another index
         return assignIndex(dest, o.expression);
-    if (!holdable(dest))
     if (rowChunked(dest)) { // computed where it is read (KernelWalkerRows.cpp)
         rowAssigns_[dest] = op;
         return;
     }
+    if (!holdable(dest))
         throw UserError(fmt::format("#{} is not distributed over the grid with constant-size "
                                     "local indices, so no workitem can hold it",
                                     dest));
@@ -494,11 +494,11 @@ void KernelWalker<Register>::reduce(Id op, Operation const& o) {
     }
     if (auto const rows = cooperativeRows(graph_, shape_, sourceAxes.back()))
         return reduceCooperatively(summed, h, r, *rows);
-    reduceRows(summed, h, r);
     if (rowAssigns_.contains(source))
         throw UserError(fmt::format("a Reduce of value#{}, computed element by element, is "
                                     "written for rows that workitems share (COOP=1)",
                                     source));
+    reduceRows(summed, h, r);
 }
 
 // Each workitem combines its part of the row: a loop over its chunks, each chunk's elements
@@ -814,6 +814,8 @@ Register KernelWalker<Register>::valueAt(Id d, Held<Register> const* current, st
     auto const& here = current->elements[element];
     if (auto it = held_.find(d); it != held_.end()) {
         Held<Register> const& h = it->second;
+        if (auto const row = broadcastValue(d, h, here)) // a row's value along the row
+            return *row;
         if (h.elements.size() != current->elements.size() ||
             !equal(h.elements[element].at(d), here.at(currentId_)))
             throw UserError(
@@ -840,8 +842,6 @@ Register KernelWalker<Register>::readInPlace(Id op, Id value, std::map<Id, ExprP
                                              std::vector<ExprPtr> const& where) {
     Id const memory = graph_.mapping.get(op, role::source);
     DataType const type = graph_.coordinates.node(value).dtype.value_or(DataType::F32);
-        if (auto const row = broadcastValue(d, h, here)) // a row's value along the row
-            return *row;
     if (graph_.control.node(op).kind == OperationKind::LoadShared)
         return readStagedElement(memory, k, type);
     auto solution = solveIndices(graph_, k, {memory}, facts_);

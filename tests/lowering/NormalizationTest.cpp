@@ -120,6 +120,25 @@ TEST_P(Normalization, CombinesAcrossLanesOnAmdgcn) {
     EXPECT_EQ(occurrences(kernel.code, "s_barrier"), lanes > inWarp ? 2 * s.reduces : 0u);
 }
 
+// A kernel for one problem's sizes only (what kiln tune compiles with --for-problem, and the GPU
+// tests run): the chunk count is then a constant, and the rows are still computed where read.
+TEST_P(Normalization, WritesAKernelForItsSizesOnly) {
+    Schedule const& s = GetParam();
+    Params const params = cooperative(s.params);
+    KernelGraph const graph = lowered(s.command, "reduction.pipeline.json", params);
+    for (auto const& [m, n] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+             {1000, 1}, {1, 5003}, {1024, 4096}}) {
+        lowering::CodegenOptions options{.target = "sm_90a", .schedule = params};
+        options.sizes = {{"M", m}, {"N", n}};
+        auto const kernel = lowering::emitKernel(graph, options);
+        EXPECT_EQ(occurrences(kernel.code, "\n$loop_"), s.reduces + 1) << m << " x " << n;
+        if (!runtime::findPtxas())
+            continue;
+        auto const result = runtime::assemblePtx(kernel.code, "sm_90a");
+        EXPECT_TRUE(result.ok()) << m << " x " << n;
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Schedules, Normalization, ::testing::ValuesIn(kSchedules),
                          [](auto const& p) { return p.param.name; });
 

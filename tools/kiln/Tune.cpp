@@ -143,11 +143,17 @@ void addTune(CLI::App& app) {
         rules::Pipeline const pipeline = rules::loadPipeline(pipelineFile);
         scheduler::checkAgainstPipeline(space, pipeline);
         // A pipeline written for another kind of Command lowers nothing: say so before sweeping.
+        // A parameter the space fixes to one value (COOP=1 for a softmax) is the one it lowers
+        // with.
         {
             KernelGraph graph = translate(command);
+            rules::EngineOptions fixed;
+            for (auto const& p : space.parameters)
+                if (p.values.size() == 1)
+                    fixed.parameters[p.name] = p.values.front();
             std::int64_t applications = 0;
             try {
-                for (auto const& r : rules::lower(pipeline, graph, {}))
+                for (auto const& r : rules::lower(pipeline, graph, fixed))
                     applications += r.applications;
             } catch (UserError const&) {
                 applications = -1; // the defaults do not lower; the candidates will say why

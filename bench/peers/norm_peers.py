@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""norm_peers.py: what a user would run instead of Kiln's softmax, layer norm and RMS norm
+(examples/softmax-f16.json, layernorm-f16.json, rmsnorm-f16.json): torch's eager operations and
+torch.compile of the same functions, over the rows of an M x N f16 matrix stored row-major (f32
+math inside, an f16 result), timed on the GPU in one process beside the device copy of the
+matrix.
+
+    python3 bench/peers/norm_peers.py [MxN ...]     # default 8192x8192
+
+For each shape and operation it prints one line, median of 50 launches after warm-up (CUDA
+events):
+
+    peer OP M N COPY_GBPS TORCH_US COMPILE_US TORCH_GBPS COMPILE_GBPS
+
+COPY_GBPS: a device-to-device copy of the matrix's M x N x 2 bytes, read + written counted;
+*_GBPS: the bytes the operation must move (the matrix read and written, gamma and beta read
+once) over its time. Each result is checked against the f64 formula (as Kiln's Command writes
+it) within f16's tolerance, 1e-2."""
+import sys
+
+import torch
+import torch.nn.functional as F
+
+EPS_LAYER, EPS_RMS = 1e-5, 1e-6
+
+
+def median_ms(fn, runs=50):
+    for _ in range(5):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def shapes(args):
+    for a in args or ["8192x8192"]:
+        m, n = a.lower().split("x")
+        yield int(m), int(n)
+
+
+# The operations as a PyTorch user writes them (f16 in and out, the library's own f32 math).
+def softmax(x, gamma, beta):
+    return torch.softmax(x, dim=-1)
+
+
+def layernorm(x, gamma, beta):
+    return F.layer_norm(x, (x.shape[-1],), gamma, beta, EPS_LAYER)
+
+
+def rmsnorm(x, gamma, beta):
+    if hasattr(F, "rms_norm"):
+        return F.rms_norm(x, (x.shape[-1],), gamma, EPS_RMS)
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS_RMS) * gamma.float()).half()
+
+
+# The f64 formulas of the Commands.
+def exact(op, x, gamma, beta):
+    xd, g, b = x.double(), gamma.double(), beta.double()
+    if op == "softmax":
+        e = torch.exp(xd - xd.max(-1, keepdim=True).values)
+        return e / e.sum(-1, keepdim=True)
+    if op == "layernorm":
+        d = xd - xd.mean(-1, keepdim=True)
+        return d * torch.rsqrt(d.pow(2).mean(-1, keepdim=True) + EPS_LAYER) * g + b
+    return xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + EPS_RMS) * g
+
+
+OPS = {"softmax": (softmax, 0), "layernorm": (layernorm, 2), "rmsnorm": (rmsnorm, 1)}
+
+
+def main():
+    print(f"device: {torch.cuda.get_device_name()} torch {torch.__version__}")
+    for m, n in shapes(sys.argv[1:]):
+        x = torch.randn(m, n, dtype=torch.float16, device="cuda")
+        gamma = (1 + 0.1 * torch.randn(n, device="cuda")).half()
+        beta = (0.1 * torch.randn(n, device="cuda")).half()
+        target = torch.empty_like(x)
+        copy_ms = median_ms(lambda: target.copy_(x))
+        copy_gbps = 2 * x.numel() * 2 / copy_ms / 1e6
+        del target
+        for name, (fn, vectors) in OPS.items():
+            compiled = torch.compile(fn)
+            reference = exact(name, x, gamma, beta)
+            for label, f in (("torch", fn), ("torch.compile", compiled)):
+                y = f(x, gamma, beta)
+                error = ((y.double() - reference).abs() / reference.abs().clamp_min(1.0)).max().item()
+                if error > 1e-2:
+                    print(f"error: {label} {name} differs from the f64 formula by {error:.3g}")
+            eager_ms = median_ms(lambda: fn(x, gamma, beta))
+            compiled_ms = median_ms(lambda: compiled(x, gamma, beta))
+            moved = 2 * m * n * 2 + vectors * n * 2
+            print(f"peer {name} {m} {n} {copy_gbps:.1f} {eager_ms * 1e3:.2f} {compiled_ms * 1e3:.2f} "
+                  f"{moved / eager_ms / 1e6:.1f} {moved / compiled_ms / 1e6:.1f}")
+        del x
+
+
+if __name__ == "__main__":
+    main()

@@ -211,8 +211,11 @@ void PtxCodegen::assignIndex(Id dest, ExprPtr const& e) {
     auto it = indices_.find(dest);
     if (it == indices_.end())
         it = indices_.emplace(dest, writer_.newRegister(PtxType::S64)).first;
+    // In a scope of its own: what it computes from dest's old value is not reused after.
+    writer_.pushScope();
     std::string const v = writer_.emitIndex(e, bindings());
     writer_.instruction(fmt::format("mov.s64 {}, {}", it->second, v));
+    writer_.popScope();
 }
 
 void PtxCodegen::assignElement(Held& held, std::size_t c, ExprPtr const& e) {

@@ -56,6 +56,12 @@ void checkCodegenParameters(CodegenOptions const& options) {
             throw UserError("WARP_SPECIALIZE=1 gives the copy engine's loads (TMA=1) to a "
                             "producer warpgroup; it needs TMA=1");
     }
+    if (auto const group = options.schedule.find("GROUP_M"); group != options.schedule.end()) {
+        if (group->second < 0 || group->second > kMaxGroupM)
+            throw UserError(fmt::format("GROUP_M={} is out of range: 0 (the hardware's order of "
+                                        "tiles) to {} rows of tiles walked together",
+                                        group->second, kMaxGroupM));
+    }
     if (auto const blocks = options.schedule.find("MIN_BLOCKS"); blocks != options.schedule.end()) {
         std::int64_t const most = arch.fact("max_blocks_per_multiprocessor").value_or(32);
         if (blocks->second < 0 || blocks->second > most)

@@ -8,6 +8,7 @@
 #include "kiln/graph/ExpressionText.h"
 #include "kiln/graph/Simplify.h"
 #include "kiln/graph/UnrolledLoop.h"
+#include "kiln/lowering/TileOrder.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -770,6 +771,31 @@ void KernelWalker<Register>::bindHardwareIndices() {
                 units_.insert(*d);
         }
     }
+    if (auto const g = options_.schedule.find("GROUP_M");
+        g != options_.schedule.end() && g->second > 0)
+        orderTilesInGroups(g->second);
+}
+
+// The hardware starts workgroups in the order of their linear id x + y * X (x fastest); the one
+// with linear id p takes the tile groupedTile() gives (TileOrder.h). The axis-1 index holds p
+// first, so that both tile numbers are written from it alone.
+template <class Register>
+void KernelWalker<Register>::orderTilesInGroups(std::int64_t group) {
+    auto const& rows = shape_.workgroups[0];
+    auto const& cols = shape_.workgroups[1];
+    if (!rows || !cols || units_.contains(*rows) || units_.contains(*cols))
+        return; // one row or column of tiles: there is no other order
+    ExprPtr const x = graph_.coordinates.node(*rows).size, y = graph_.coordinates.node(*cols).size;
+    if (!x || !y)
+        return;
+    // Settled after each index changes, so that nothing computed from its old value is reused;
+    // the row's work is reused for the column.
+    assignIndex(*cols, index(*rows) + index(*cols) * x);
+    settle();
+    GridTile const tile = groupedTile(index(*cols), x, y, group);
+    assignIndex(*rows, tile.row);
+    assignIndex(*cols, tile.column);
+    settle();
 }
 
 template <class Register>

@@ -229,8 +229,12 @@ protected:
 
     /// Every hardware index of the launch shape (per axis x, y, z: the workgroup's, then the
     /// workitem's) in the register hardwareIndex() gives it; one of size 1 is known as 0
-    /// (known()) where the target says so (unitIndicesAreZero()).
+    /// (known()) where the target says so (unitIndicesAreZero()); then GROUP_M's tile order.
     void bindHardwareIndices();
+    /// GROUP_M (a schedule parameter, > 0): the workgroup indices of axes 0 and 1 rebound to
+    /// the tile of a grouped order, `group` rows of tiles walked together (Triton's and
+    /// CUTLASS's swizzle), so that the operands the running workgroups share stay in L2.
+    void orderTilesInGroups(std::int64_t group);
 
     // ---- Held values and views ------------------------------------------------------------
 

@@ -100,6 +100,26 @@ std::vector<Case> const kCases = {
      {{"MMA", 1}, {"MT_M", 128}, {"MT_N", 128}, {"MT_K", 32}, {"WT_M", 64}, {"WT_N", 64}},
      {"s_barrier"},
      {"v_mfma_f32_16x16x16"}},
+    // GROUP_M (issue 18): the workgroups take their tiles 8 rows of tiles at a time, the tile
+    // computed on the vector unit (its quotients) and read back into SGPRs; SIMT register tiles
+    // and a 2 x 2 grid of waves.
+    {"gemm_grouped_tiles",
+     "gemm.json",
+     "gemm.pipeline.json",
+     {{"GROUP_M", 8}},
+     {"v_readfirstlane_b32", "v_min_i32"}},
+    {"gemm_grouped_tiles_mfma_grid",
+     "gemm-f16.json",
+     "gemm.pipeline.json",
+     {{"MMA", 1},
+      {"MT_M", 64},
+      {"MT_N", 64},
+      {"MT_K", 32},
+      {"WT_M", 32},
+      {"WT_N", 32},
+      {"GROUP_M", 16}},
+     {"v_readfirstlane_b32", "v_min_i32"},
+     {"v_mfma_f32_16x16x16"}},
     // Fused epilogues (issue 19): bias + tanh-GELU on a 2 x 2 grid of waves (the bias broadcast
     // over the rows, loaded at the accumulators' columns), and a scaled product + residual +
     // ReLU on SIMT register tiles; each workitem's chain in chunks, cast to f16 at the store.

@@ -167,6 +167,18 @@ void AmdgcnKernelWriter::assignIndex(Id dest, ExprPtr const& e) {
     // An index assigned again (a loop counter) keeps its registers, which every iteration
     // reads.
     auto const it = indices_.find(dest);
+    // A uniform index computed on the vector unit (a quotient: the scalar unit has no divide),
+    // such as a workgroup's tile in a grouped order (GROUP_M), goes back to SGPRs, where the
+    // addresses computed from it stay scalar. (One held in VGPRs keeps them: a loop reads them.)
+    if (v.isVector() && uniform(e) && (it == indices_.end() || it->second.isScalar())) {
+        gcn::Value const s = it != indices_.end()
+                                 ? it->second
+                                 : context_.allocateScalar(DataType::I64, 2, "an index");
+        b_.op("v_readfirstlane_b32", {s.sub(0)}, {v.sub(0)});
+        b_.op("v_readfirstlane_b32", {s.sub(1)}, {v.sub(1)});
+        indices_.insert_or_assign(dest, s);
+        return;
+    }
     if (it != indices_.end() && (it->second.isVector() || !v.isVector())) {
         copy(it->second, v);
         return;

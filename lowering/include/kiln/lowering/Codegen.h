@@ -36,9 +36,13 @@ struct CodegenOptions {
 /// The schedule parameters code generation reads itself (beside those of the rules):
 /// MIN_BLOCKS (.minnctapersm), STAGES (copies of a pipelined loop's shared memory), TMA (1: a
 /// pipelined loop's wgmma tiles loaded by the copy engine, PtxPipeline.cpp) and WARP_SPECIALIZE
-/// (1: those loads issued by a producer warpgroup of their own).
+/// (1: those loads issued by a producer warpgroup of their own); GROUP_M (> 0: workgroups take
+/// their tiles in groups of GROUP_M rows of tiles, KernelWalker::orderTilesInGroups).
 inline constexpr char const* kCodegenParameters[] = {"MIN_BLOCKS", "STAGES", "TMA",
-                                                     "WARP_SPECIALIZE"};
+                                                     "WARP_SPECIALIZE", "GROUP_M"};
+
+/// GROUP_M, at most: rows of tiles in one group of the grouped order.
+inline constexpr std::int64_t kMaxGroupM = 1024;
 
 /// A kernel's instructions, at most: both code generators refuse a kernel as it passes them, so
 /// that a schedule that writes out an unrolled loop over a huge tile stops at once instead of

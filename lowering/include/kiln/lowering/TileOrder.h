@@ -1,0 +1,32 @@
+// TileOrder.h: the order in which workgroups take the tiles of a two-dimensional grid.
+//
+// The hardware starts workgroups in the order of their linear id (x fastest), so with one tile
+// per workgroup the tiles running at once are a few columns of rows of tiles: each reads its own
+// rows of A, and together every column of B. GROUP_M (a schedule parameter code generation
+// reads, Codegen.h) walks GROUP_M rows of tiles together instead, column by column, as Triton's
+// and CUTLASS's "swizzle" do: the running tiles share GROUP_M row blocks of A and a band of
+// columns of B, which stay in L2. The order is a permutation of the tiles, so it changes what
+// runs where and when, never what is computed; it is written as index expressions once, for
+// every target (KernelWalker::orderTilesInGroups).
+#pragma once
+
+#include "kiln/graph/Expression.h"
+
+#include <cstdint>
+
+namespace kiln::lowering {
+
+/// The tile a workgroup takes: its row (along axis 0) and column (axis 1) of the tile grid.
+struct GridTile {
+    ExprPtr row, column;
+};
+
+/// The tile of linear id `linear` (0 to rows * columns - 1) in the grouped order of a grid of
+/// `rows` x `columns` tiles: group g = linear / (group * columns) holds rows
+/// [g * group, g * group + h), h = min(rows - g * group, group) (fewer in the last group where
+/// `group` does not divide `rows`), taken row fastest, then column by column. `group` >= 1;
+/// group 1 is row-major order (columns fastest), group >= rows the hardware's (rows fastest).
+GridTile groupedTile(ExprPtr const& linear, ExprPtr const& rows, ExprPtr const& columns,
+                     std::int64_t group);
+
+} // namespace kiln::lowering

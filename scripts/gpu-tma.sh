@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gpu-tma.sh: on the GPU machine, the wgmma GEMM whose K slices the copy engine loads (TMA=1,
-# issue 18; WARP_SPECIALIZE=1: issued by a producer warpgroup) against the same schedule staged
+# issue 18; WARP_SPECIALIZE=1: issued by a producer warpgroup; GROUP_M: the tiles in groups of
+# rows) against the same schedule staged
 # with cp.async, and cuBLAS. Builds Kiln in a fresh
 # folder, runs the GPU tests of TMA and wgmma kernels, then times at SIZE^3 (f16, and bf16 with
 # A and B stored transposed) each schedule of POINTS with `kiln run --repetitions` twice, and
@@ -8,7 +9,7 @@
 #
 #   OUT=/tmp/out scripts/gpu-tma.sh            # build folder: $KILN_GPU_BUILD or /tmp/kiln-tma
 #   SKIP="tests sweep" SIZE=4096 BUDGET=64 ... # leave the GPU tests or the sweep out; defaults
-#   TESTS='Tma|wgmma|capi-torch' ...           # the ctest regex of the GPU tests
+#   TESTS='Tma|wgmma|capi-torch|TileOrder' ... # the ctest regex of the GPU tests
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -16,7 +17,7 @@ OUT=${OUT:-$PWD/gpu-tma-out}
 BUILD=${KILN_GPU_BUILD:-/tmp/kiln-tma}
 JOBS=${JOBS:-$(nproc)}
 SIZE=${SIZE:-4096}
-TESTS=${TESTS:-Tma|wgmma|capi-torch}
+TESTS=${TESTS:-Tma|wgmma|capi-torch|TileOrder}
 mkdir -p "$OUT"
 status=0
 step() { echo "== $* (${SECONDS}s)"; }
@@ -35,6 +36,11 @@ ws-128x128-s4:gemm-f16.json:MMA=1,MT_M=128,MT_N=128,MT_K=64,WT_M=16,STAGES=4,TMA
 bf16-cp.async-128x256-s4:gemm-bf16.json:$WGMMA,STAGES=4
 bf16-tma-128x256-s4:gemm-bf16.json:$WGMMA,STAGES=4,TMA=1
 bf16-ws-128x256-s4:gemm-bf16.json:$WGMMA,STAGES=4,TMA=1,WARP_SPECIALIZE=1
+ws-128x256-s4-g8:gemm-f16.json:$WGMMA,STAGES=4,TMA=1,WARP_SPECIALIZE=1,GROUP_M=8
+ws-128x256-s4-g16:gemm-f16.json:$WGMMA,STAGES=4,TMA=1,WARP_SPECIALIZE=1,GROUP_M=16
+tma-128x256-s4-g8:gemm-f16.json:$WGMMA,STAGES=4,TMA=1,GROUP_M=8
+ws-128x128-s4-g8:gemm-f16.json:MMA=1,MT_M=128,MT_N=128,MT_K=64,WT_M=16,STAGES=4,TMA=1,WARP_SPECIALIZE=1,GROUP_M=8
+bf16-ws-128x256-s4-g8:gemm-bf16.json:$WGMMA,STAGES=4,TMA=1,WARP_SPECIALIZE=1,GROUP_M=8
 "}
 
 step "device"

@@ -107,8 +107,12 @@ std::string reportTable(SweepResult const& result, Solver const& solver, std::si
     std::vector<SweepEntry const*> ok, failed;
     for (auto const& e : result.entries)
         (e.evaluation.ok ? ok : failed).push_back(&e);
+    // Equal times in the order of their points, as the winner's ties go (TuningDatabase.cpp):
+    // the order the candidates arrived in differs between runs (MPI ranks, parallel compiles).
     std::stable_sort(ok.begin(), ok.end(), [](auto* a, auto* b) {
-        return a->evaluation.microseconds < b->evaluation.microseconds;
+        if (a->evaluation.microseconds != b->evaluation.microseconds)
+            return a->evaluation.microseconds < b->evaluation.microseconds;
+        return a->params < b->params;
     });
     std::string out =
         fmt::format("{} candidates in {:.1f} s ({} reused from the database, {} failed)\n",

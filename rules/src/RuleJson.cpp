@@ -289,7 +289,8 @@ NodeTemplate nodeTemplate(std::string const& variable, JsonValue const& spec,
     if (auto v = spec.find("combine")) {
         auto c = parseCombine(v->asString());
         if (!c)
-            v->fail(fmt::format("unknown combine '{}'; expected sum, max, min or mean", v->asString()));
+            v->fail(
+                fmt::format("unknown combine '{}'; expected sum, max, min or mean", v->asString()));
         t.combine = c;
     }
     return t;

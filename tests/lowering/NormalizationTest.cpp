@@ -126,8 +126,8 @@ TEST_P(Normalization, WritesAKernelForItsSizesOnly) {
     Schedule const& s = GetParam();
     Params const params = cooperative(s.params);
     KernelGraph const graph = lowered(s.command, "reduction.pipeline.json", params);
-    for (auto const& [m, n] : std::vector<std::pair<std::int64_t, std::int64_t>>{
-             {1000, 1}, {1, 5003}, {1024, 4096}}) {
+    for (auto const& [m, n] :
+         std::vector<std::pair<std::int64_t, std::int64_t>>{{1000, 1}, {1, 5003}, {1024, 4096}}) {
         lowering::CodegenOptions options{.target = "sm_90a", .schedule = params};
         options.sizes = {{"M", m}, {"N", n}};
         auto const kernel = lowering::emitKernel(graph, options);

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <unistd.h>
@@ -58,15 +59,16 @@ std::string normalize(std::string line) {
     // Trailing comments (objdump's encodings), then the mnemonic's encoding suffix.
     if (auto c = line.find("//"); c != std::string::npos)
         line.erase(c);
-    line = std::regex_replace(line, std::regex("\\s+"), " ");
-    line = std::regex_replace(line, std::regex("^ | $"), "");
-    line = std::regex_replace(line, std::regex("^(\\S+)_e(32|64)\\b"), "$1");
+    static std::regex const spaces("\\s+"), ends("^ | $"), suffix("^(\\S+)_e(32|64)\\b"),
+        nullOffset("^(s_load_\\S+ .*), null$"), hex("0x([0-9a-fA-F]+)");
+    line = std::regex_replace(line, spaces, " ");
+    line = std::regex_replace(line, ends, "");
+    line = std::regex_replace(line, suffix, "$1");
     // GFX11 prints a zero scalar-load offset as the null register.
-    line = std::regex_replace(line, std::regex("^(s_load_\\S+ .*), null$"), "$1, 0");
+    line = std::regex_replace(line, nullOffset, "$1, 0");
     std::smatch m;
     std::string out;
     std::string rest = line;
-    std::regex const hex("0x([0-9a-fA-F]+)");
     while (std::regex_search(rest, m, hex)) {
         out += m.prefix().str() + std::to_string(std::stoull(m[1].str(), nullptr, 16));
         rest = m.suffix().str();
@@ -94,8 +96,9 @@ std::vector<std::string> instructionsOf(std::string const& assembly) {
     return out;
 }
 
-std::vector<std::string> disassemble(std::string const& codeObject, std::string const& target,
-                                     std::string& why) {
+std::vector<std::pair<std::uint64_t, std::string>>
+disassembleWithAddresses(std::string const& codeObject, std::string const& target,
+                         std::string& why) {
     if (std::string(KILN_LLVM_OBJDUMP).empty() ||
         std::string(KILN_LLVM_OBJDUMP).ends_with("NOTFOUND")) {
         why = "llvm-objdump-16 not found (install llvm-16)";
@@ -110,16 +113,29 @@ std::vector<std::string> disassemble(std::string const& codeObject, std::string 
     std::string const text =
         run(std::string(KILN_LLVM_OBJDUMP) + " -d --mcpu=" + mcpu + " " + path);
     std::filesystem::remove(path);
-    std::vector<std::string> out;
+    std::vector<std::pair<std::uint64_t, std::string>> out;
     std::istringstream in(text);
     std::string line;
+    std::regex const address("// ([0-9a-fA-F]+):");
     while (std::getline(in, line)) {
         if (line.empty() || line[0] != '\t')
             continue; // instructions are indented by a tab
         std::string const t = normalize(line);
-        if (!t.empty() && t != "...") // "..." stands for skipped zero padding
-            out.push_back(t);
+        if (t.empty() || t == "...") // "..." stands for skipped zero padding
+            continue;
+        std::smatch m;
+        std::uint64_t const at =
+            std::regex_search(line, m, address) ? std::stoull(m[1].str(), nullptr, 16) : UINT64_MAX;
+        out.emplace_back(at, t);
     }
+    return out;
+}
+
+std::vector<std::string> disassemble(std::string const& codeObject, std::string const& target,
+                                     std::string& why) {
+    std::vector<std::string> out;
+    for (auto const& [at, instruction] : disassembleWithAddresses(codeObject, target, why))
+        out.push_back(instruction);
     return out;
 }
 
@@ -134,6 +150,79 @@ void expectSameInstructions(std::vector<std::string> const& disassembled,
         }
     }
     EXPECT_EQ(disassembled.size(), source.size()) << "instruction counts differ";
+}
+
+namespace {
+/// For each label of the text section, the index of the instruction after it (in the order of
+/// instructionsOf).
+std::map<std::string, std::size_t> labelsOf(std::string const& assembly) {
+    std::map<std::string, std::size_t> out;
+    std::istringstream in(assembly);
+    std::string line;
+    std::size_t next = 0;
+    bool inText = false;
+    while (std::getline(in, line)) {
+        std::string const t = normalize(line);
+        if (t == ".text")
+            inText = true;
+        else if (t.starts_with(".rodata"))
+            inText = false;
+        else if (inText && t.ends_with(":"))
+            out[t.substr(0, t.size() - 1)] = next;
+        else if (inText && !t.empty() && t[0] != '.')
+            ++next;
+    }
+    return out;
+}
+
+} // namespace
+
+int checkLongBranches(std::string const& assembly, std::string const& target, std::string& why) {
+    std::string const code = assemble(assembly, target, why);
+    if (code.empty())
+        return -1;
+    auto const back = disassembleWithAddresses(code, target, why);
+    if (back.empty())
+        return -1;
+    std::vector<std::string> const source = instructionsOf(assembly);
+    EXPECT_EQ(back.size(), source.size());
+    if (back.size() != source.size())
+        return 0;
+    auto mnemonic = [](std::string const& s) { return s.substr(0, s.find(' ')); };
+    for (std::size_t k = 0; k < source.size(); ++k) {
+        bool const namesLabel = source[k].find(".L") != std::string::npos;
+        if (namesLabel ? mnemonic(back[k].second) != mnemonic(source[k])
+                       : back[k].second != source[k]) {
+            ADD_FAILURE() << "instruction " << k << " disassembles as '" << back[k].second
+                          << "' but the source says '" << source[k] << "'";
+            return 0;
+        }
+    }
+    std::map<std::string, std::size_t> const labels = labelsOf(assembly);
+    int followed = 0;
+    for (std::size_t k = 0; k + 3 < source.size(); ++k) {
+        if (!source[k].starts_with("s_getpc_b64"))
+            continue;
+        // s_add_u32 sN, sN, (TARGET-.Lpost)&4294967295 / s_addc_u32 sN+1, sN+1, HIGH
+        std::string const add = source[k + 1];
+        std::string const label = add.substr(add.find('(') + 1, add.find('-') - add.find('(') - 1);
+        EXPECT_TRUE(labels.count(label)) << add;
+        EXPECT_TRUE(mnemonic(back[k + 1].second) == "s_add_u32" &&
+                    mnemonic(back[k + 2].second) == "s_addc_u32" &&
+                    mnemonic(back[k + 3].second) == "s_setpc_b64");
+        auto lastNumber = [](std::string const& s) {
+            return std::stoll(s.substr(s.rfind(' ') + 1));
+        };
+        auto const low = static_cast<std::uint32_t>(lastNumber(back[k + 1].second));
+        auto const high = static_cast<std::uint32_t>(lastNumber(back[k + 2].second));
+        auto const offset =
+            static_cast<std::int64_t>((static_cast<std::uint64_t>(high) << 32) | low);
+        // s_getpc_b64 gives the address of the instruction after it.
+        std::uint64_t const lands = back[k].first + 4 + static_cast<std::uint64_t>(offset);
+        EXPECT_EQ(lands, back[labels.at(label)].first) << "the long branch to " << label;
+        ++followed;
+    }
+    return followed;
 }
 
 std::string metadataNote(std::string const& codeObject, std::string& why) {

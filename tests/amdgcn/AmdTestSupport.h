@@ -3,7 +3,9 @@
 
 #include "kiln/amdgcn/Context.h"
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kiln::amdgcn::test {
@@ -17,6 +19,11 @@ std::string assemble(std::string const& source, std::string const& target, std::
 /// normalized (see normalize); empty with `why` set when llvm-objdump-16 is missing.
 std::vector<std::string> disassemble(std::string const& codeObject, std::string const& target,
                                      std::string& why);
+/// The same instructions, each with its byte address in the text section (from
+/// llvm-objdump-16's encoding comments); empty with `why` set when llvm-objdump-16 is missing.
+std::vector<std::pair<std::uint64_t, std::string>>
+disassembleWithAddresses(std::string const& codeObject, std::string const& target,
+                         std::string& why);
 /// The instructions of assembly text (labels, directives, comments and blank lines dropped),
 /// normalized.
 std::vector<std::string> instructionsOf(std::string const& assembly);
@@ -26,6 +33,11 @@ std::string normalize(std::string line);
 /// Fails naming the first instruction where the disassembly differs from the source.
 void expectSameInstructions(std::vector<std::string> const& disassembled,
                             std::vector<std::string> const& source);
+/// Assembles `assembly` for `target`, disassembles it and checks that it reads back as the
+/// source (operands naming labels aside) and that every long branch (s_getpc_b64 / s_add_u32 /
+/// s_addc_u32 / s_setpc_b64) lands on the instruction after its label; returns how many long
+/// branches it followed, or -1 with `why` set where no assembler or disassembler is installed.
+int checkLongBranches(std::string const& assembly, std::string const& target, std::string& why);
 /// The AMDGPU metadata note as llvm-readelf-16 prints it.
 std::string metadataNote(std::string const& codeObject, std::string& why);
 /// A golden file under tests/amdgcn/golden: compared, or written with KILN_UPDATE_GOLDEN=1.

@@ -454,11 +454,6 @@ std::string knownBug(Finding const& f) {
     if (f.stage == "semantics" && f.message.find("of 'gemm-k-loop'") != std::string::npos &&
         f.traits.count("16-bit Multiply dtype"))
         return "16-bit Multiply dtype accumulates per K slice";
-    // The AMDGCN writer emits every branch as s_branch / s_cbranch_* with a 16-bit offset in
-    // dwords and has no long branch (s_getpc_b64 / s_setpc_b64), so a loop body longer than
-    // 128 KiB (an unrolled K loop of a large tile) does not assemble.
-    if (f.stage == "assemble" && f.message.find("branch size exceeds simm16") != std::string::npos)
-        return "AMDGCN branches beyond 16-bit offsets";
     return "";
 }
 

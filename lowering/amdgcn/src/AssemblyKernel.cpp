@@ -1,6 +1,7 @@
 // AssemblyKernel.cpp: the kernel's text, descriptor, metadata note and manifest.
 #include "kiln/amdgcn/AssemblyKernel.h"
 
+#include "kiln/amdgcn/BranchRelaxation.h"
 #include "kiln/graph/Error.h"
 
 #include <fmt/format.h>
@@ -69,6 +70,8 @@ std::string AssemblyKernel::assembly() {
     KILN_ASSERT(entry_, "assembly() before prologue()");
     if (!ended_) {
         context_.schedule(Instruction::op("s_endpgm", {}, {}));
+        // Before the register counts: a long branch takes an SGPR pair of its own.
+        relaxBranches(context_);
         ended_ = true;
     }
     Target const& t = context_.target();

@@ -213,6 +213,28 @@ void nopLines(std::string& out, int count) {
 }
 } // namespace
 
+int Instruction::maxBytes() const {
+    auto lines = [](std::string const& text) {
+        return text.empty() ? 0 : static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
+    };
+    std::string attached;
+    waitLines(attached, waitBefore_);
+    nopLines(attached, nopsBefore_);
+    int bytes = 4 * static_cast<int>(std::count(attached.begin(), attached.end(), '\n'));
+    switch (form_) {
+    case Form::Operation:
+        return bytes + (isVector(class_) || class_ == InstructionClass::Other ? 12 : 8);
+    case Form::Wait:
+    case Form::Nop:
+        return bytes + 4 * lines(bare());
+    case Form::Label:
+    case Form::Directive:
+    case Form::Comment:
+        return bytes;
+    }
+    return bytes;
+}
+
 std::string Instruction::bare() const {
     switch (form_) {
     case Form::Operation: {

@@ -46,7 +46,8 @@ public:
     /// The workitem id along `axis` (v0 itself for x in a 1-D workgroup), appended to `out`.
     Value workitemId(int axis, Stream& out);
 
-    /// The complete assembly file, after the body is scheduled; appends s_endpgm.
+    /// The complete assembly file, after the body is scheduled; appends s_endpgm and makes the
+    /// branches that cannot reach their targets long (BranchRelaxation.h).
     std::string assembly();
     /// The manifest JSON (valid after assembly()).
     std::string manifestJson() const;

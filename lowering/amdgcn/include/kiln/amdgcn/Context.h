@@ -73,6 +73,12 @@ public:
 
     /// Everything scheduled so far.
     std::vector<Instruction> const& scheduled() const { return scheduled_; }
+    /// Replaces the scheduled kernel with a rewritten one, for passes over the whole schedule
+    /// that add nothing the observers must see (branch relaxation: scalar instructions on a
+    /// register pair reserved for them).
+    void replaceScheduled(std::vector<Instruction> instructions) {
+        scheduled_ = std::move(instructions);
+    }
     /// The scheduled instructions as assembly text, one line each.
     std::string text() const;
 

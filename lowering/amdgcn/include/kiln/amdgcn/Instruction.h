@@ -98,6 +98,11 @@ public:
     void addNops(int n) { nopsBefore_ = std::max(nopsBefore_, n); }
     /// Wait states this instruction itself takes (1, or N for s_nop N-1; 0 for non-code).
     int waitStates() const;
+    /// An upper bound of the bytes its text encodes to, attached waits and nops included: 12 for
+    /// a vector operation (VOP3 or VOP3P with a literal on GFX10+), 8 for any other operation
+    /// (a scalar one with a literal, or SMEM, VMEM, LDS), 4 for each s_waitcnt or s_nop line, 0
+    /// for labels, directives and comments. Branch relaxation lays the kernel out with it.
+    int maxBytes() const;
 
     /// Starts a sequence no scheduler may interleave with other streams (it uses vcc, scc or
     /// exec), ended by the instruction marked with endsLock().

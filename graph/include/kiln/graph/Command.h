@@ -79,7 +79,9 @@ public:
     std::string loadLinear(std::string const& tensor);
     void storeTiled(std::string const& tensor, std::string const& value);
     void storeLinear(std::string const& tensor, std::string const& value);
-    /// An element-wise expression; `text` names tags and scalars ("alpha * ab + beta * c").
+    /// An element-wise expression; `text` names tags and scalars ("alpha * ab + beta * c"). The
+    /// result has the shape of its tag of most axes; a tag of that shape without its last axis
+    /// (a Reduce's result) is broadcast along that axis ("exp(x - m)", m = max of x's rows).
     std::string execute(std::string_view text, std::optional<DataType> dtype = std::nullopt);
     std::string multiply(std::string const& lhs, std::string const& rhs, bool transposeA = false,
                          bool transposeB = false);

@@ -25,7 +25,8 @@ enum class OperationKind : std::uint8_t {
     StoreTiled,  ///< writes a tile to a User tensor
     LoadShared,  ///< reads a Shared dimension into a tile
     StoreShared, ///< writes a tile to a Shared dimension
-    Assign,      ///< dest = expression, element by element (or a loop counter)
+    Assign,      ///< dest = expression, element by element (or a loop counter); an operand
+                 ///< of the dest's shape without its last axis is read at the element's row
     Multiply,    ///< dest = lhs x rhs, matrix product of two tiles (with transposes)
     Reduce,      ///< dest = combine of source over its last axis
     Barrier,     ///< all workitems of a workgroup meet here

@@ -3,7 +3,8 @@
 # run. Builds Kiln in a fresh folder, runs the GPU tests of softmax, layer norm and RMS norm
 # (examples/*-f16.json on the cooperative schedule, odd and round sizes, against the CPU
 # reference), then for each operation and shape tunes the Command over
-# examples/normalization.space.json on the GPU (exhaustive) and runs `kiln run` of the winner,
+# examples/normalization.space.json on the GPU (exhaustive; each candidate made for the problem's
+# sizes, so that a row of one chunk is read once and held) and runs `kiln run` of the winner,
 # and times the peers in the same run (bench/peers/norm_peers.py: the device copy, torch and
 # torch.compile of the same operation). The floor: softmax and layer norm over the rows
 # of an f16 8192 x 8192 matrix at least as fast as torch.compile. Logs go to $OUT; a short
@@ -61,7 +62,7 @@ for shape in $CASES; do
         command=examples/$op-f16.json
         step "kiln tune: $name"
         "$KILN" tune "$command" --space examples/normalization.space.json --size M="$m" \
-            --size N="$n" --evaluator "$EVALUATOR" --strategy "$STRATEGY" -j "$JOBS" \
+            --size N="$n" --evaluator "$EVALUATOR" --strategy "$STRATEGY" -j "$JOBS" --specialize \
             -o "$OUT/tune-$name" --quiet >"$OUT/tune-$name.log" 2>&1 || status=1
         grep -E "candidates in|winner" "$OUT/tune-$name.log"
         winner=$("$KILN" db best "$OUT/tune-$name/tuning.jsonl" |

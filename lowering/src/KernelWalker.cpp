@@ -540,6 +540,12 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
                 throw UserError(fmt::format("the Reduce's result differs between the workitems "
                                             "(#{}) that share its rows",
                                             rows.lanes));
+    // A row of a single chunk for this problem: its loads are held for the next passes.
+    bool const single = singleChunk(chunks);
+    if (single) {
+        shifted_[rows.chunk] = literal(0);
+        holdingRows_ = true;
+    }
     for (std::size_t c = 0; c < held.elements.size(); ++c) {
         Register const acc = combineIdentity(o.combine, r.accumulator);
         assignIndex(rows.chunk, literal(0));
@@ -574,8 +580,12 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
             }
             computeRowPart(r.source, part);
         } else {
-            allocate(r.source, part);
-            move(r.source, part, memory, /*isLoad=*/true);
+            if (single && graph_.control.node(r.view).kind == OperationKind::LoadTiled) {
+                computeRowPart(r.source, part); // loaded, or held from an earlier pass
+            } else {
+                allocate(r.source, part);
+                move(r.source, part, memory, /*isLoad=*/true);
+            }
             // A missing element was loaded as 0, which a sum may add; a max or a min leaves it
             // out.
             if (o.combine != Combine::Sum)
@@ -608,6 +618,8 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
         // Every workitem of the row holds its value; one stores it.
         held.elements[c].conditions.push_back(binary(BinaryOp::Equal, lane, literal(0)));
     }
+    shifted_.erase(rows.chunk);
+    holdingRows_ = false;
 }
 
 std::int64_t CooperativeRows::exchanging() const {

@@ -220,6 +220,13 @@ protected:
     /// register of the row of element `here`; nothing where it is not broadcast.
     std::optional<Register> broadcastValue(Id d, Held<Register> const& h,
                                            IndexSolution const& here);
+    /// Whether a loop over `chunks` runs once for the problem the kernel is made for
+    /// (CodegenOptions::sizes): its counter is then 0 in every index (shifted_), and the rows a
+    /// pass loads are held for the next passes (rowsHeld_) instead of read again.
+    bool singleChunk(ExprPtr const& chunks) const;
+    /// Loaded parts of rows kept for the next pass where every pass is a single chunk.
+    std::map<Id, Held<Register>> rowsHeld_;
+    bool holdingRows_ = false; ///< in a single-chunk pass: loaded rows are kept in rowsHeld_
 
     /// A Multiply into a register tile, into accumulator `into` when fused (accumulator()).
     void multiply(Id op, Operation const& o, Id into = 0);

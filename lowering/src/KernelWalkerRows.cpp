@@ -5,7 +5,9 @@
 // loop over the workitem's chunks). The rows are read from memory again for each pass.
 #include "KernelWalker.h"
 #include "kiln/amdgcn/Register.h"
+#include "kiln/graph/Bindings.h"
 #include "kiln/graph/Distribution.h"
+#include "kiln/graph/Evaluate.h"
 #include "kiln/graph/Simplify.h"
 
 #include <algorithm>
@@ -77,6 +79,19 @@ Held<Register> KernelWalker<Register>::partLike(Id value, Id likeValue,
 }
 
 template <class Register>
+bool KernelWalker<Register>::singleChunk(ExprPtr const& chunks) const {
+    if (options_.sizes.empty())
+        return false;
+    Bindings sizes;
+    sizes.sizes = options_.sizes;
+    try {
+        return evaluateInt(*chunks, BindingsEnvironment(sizes)) == 1;
+    } catch (std::exception const&) { // a size the problem does not give
+        return false;
+    }
+}
+
+template <class Register>
 void KernelWalker<Register>::computeRowPart(Id value, Held<Register>& part) {
     if (auto view = views_.find(value); view != views_.end()) {
         Id const op = view->second;
@@ -84,8 +99,24 @@ void KernelWalker<Register>::computeRowPart(Id value, Held<Register>& part) {
             throw UserError(fmt::format("value#{} is read again along its rows from a {}; only "
                                         "a tensor in global memory is written",
                                         value, name(graph_.control.node(op).kind)));
+        // Loaded by an earlier pass at the same elements (every pass a single chunk): held.
+        auto const valueAxes = axes(value);
+        if (auto held = rowsHeld_.find(value);
+            held != rowsHeld_.end() && held->second.elements.size() == part.elements.size()) {
+            bool same = true;
+            for (std::size_t c = 0; same && c < part.elements.size(); ++c)
+                for (Id a : valueAxes)
+                    same = same && equal(simplify(held->second.elements[c].at(a)),
+                                         simplify(part.elements[c].at(a)));
+            if (same) {
+                part.registers = held->second.registers;
+                return;
+            }
+        }
         allocate(value, part);
         move(value, part, graph_.mapping.get(op, role::source), /*isLoad=*/true);
+        if (holdingRows_)
+            rowsHeld_.insert_or_assign(value, part);
         return;
     }
     auto const assignment = rowAssigns_.find(value);
@@ -137,6 +168,11 @@ void KernelWalker<Register>::storeRows(Id value, Id memory) {
     if (!chunks)
         throw UserError(
             fmt::format("the chunks of value#{}'s rows (#{}) have no size", value, rows->chunk));
+    bool const single = singleChunk(chunks);
+    if (single) {
+        shifted_[rows->chunk] = literal(0);
+        holdingRows_ = true;
+    }
     assignIndex(rows->chunk, literal(0));
     LoopLabels const labels = beginLoop(binary(BinaryOp::Less, index(rows->chunk), chunks));
     Held<Register> part;
@@ -159,6 +195,9 @@ void KernelWalker<Register>::storeRows(Id value, Id memory) {
     assignIndex(rows->chunk, index(rows->chunk) + literal(1));
     endLoop(labels);
     indices_.erase(rows->chunk);
+    shifted_.erase(rows->chunk);
+    holdingRows_ = false;
+    rowsHeld_.clear(); // the stored tensor may be one that was read
 }
 
 template <class Register>
@@ -186,6 +225,7 @@ std::optional<Register> KernelWalker<Register>::broadcastValue(Id d, Held<Regist
     template Held<Register> KernelWalker<Register>::partLike(Id, Id, Held<Register> const&) const; \
     template void KernelWalker<Register>::computeRowPart(Id, Held<Register>&);                     \
     template void KernelWalker<Register>::storeRows(Id, Id);                                       \
+    template bool KernelWalker<Register>::singleChunk(ExprPtr const&) const;                       \
     template std::optional<Register> KernelWalker<Register>::broadcastValue(                       \
         Id, Held<Register> const&, IndexSolution const&);
 KILN_ROWS_INSTANTIATE(std::string)

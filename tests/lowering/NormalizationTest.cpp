@@ -139,6 +139,32 @@ TEST_P(Normalization, WritesAKernelForItsSizesOnly) {
     }
 }
 
+// Made for a problem whose rows are one chunk each (N <= UNROLL x LANES x VEC), a kernel loads
+// its rows in the first pass and holds them for the others: a softmax reads X once, not three
+// times; made for any size, it reads X in each pass.
+TEST(NormalizationHeldRows, ASingleChunkRowIsReadOnce) {
+    Params const params = cooperative({{"ROWS", 1}, {"LANES", 128}, {"VEC", 8}});
+    KernelGraph const graph = lowered("softmax-f16.json", "reduction.pipeline.json", params);
+    lowering::CodegenOptions options{.target = "sm_90a", .schedule = params};
+    EXPECT_EQ(occurrences(lowering::emitKernel(graph, options).code, "ld.global.v4.b32"), 3u);
+    for (auto const& [n, reads] :
+         std::vector<std::pair<std::int64_t, std::size_t>>{{1024, 1}, {1000, 1}, {1025, 3}}) {
+        options.sizes = {{"M", 64}, {"N", n}};
+        auto const kernel = lowering::emitKernel(graph, options);
+        EXPECT_EQ(occurrences(kernel.code, "ld.global.v4.b32"), reads) << "N = " << n;
+        lowering::CodegenOptions amd{.target = "gfx942", .schedule = params};
+        amd.sizes = options.sizes;
+        auto const gcn = lowering::emitKernel(
+            lowered("softmax-f16.json", "reduction.pipeline.json", params, "gfx942"), amd);
+        EXPECT_EQ(occurrences(gcn.code, "global_load_dwordx4"), reads) << "N = " << n;
+        if (!runtime::findPtxas())
+            continue;
+        auto const result = runtime::assemblePtx(kernel.code, "sm_90a");
+        ASSERT_TRUE(result.ok()) << result.error().message();
+        EXPECT_EQ(result.value().spillStores, 0);
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Schedules, Normalization, ::testing::ValuesIn(kSchedules),
                          [](auto const& p) { return p.param.name; });
 

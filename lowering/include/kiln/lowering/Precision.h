@@ -8,9 +8,9 @@
 // approximate when its value is f16/bf16, or an f32 value that only element-wise Assigns read,
 // each approximate by the same rule (the f32 intermediates of an epilogue that ends in a cast to
 // f16). A value stored as f32, reduced, multiplied, assigned more than once (an accumulator,
-// initialized and then updated from itself) or read by anything else stays exact. Both code generators read the result
-// (KernelWalker::assign), and write the approximate form of each function the instruction
-// sets have (ElementwiseFunctions.h, docs/codegen.md "Precision").
+// initialized and then updated from itself) or read by anything else stays exact. Both code
+// generators read the result (KernelWalker::assign), and write the approximate form of each
+// function the instruction sets have (ElementwiseFunctions.h, docs/codegen.md "Precision").
 #pragma once
 
 #include "kiln/graph/ElementwiseFunctions.h"

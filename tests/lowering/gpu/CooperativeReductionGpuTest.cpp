@@ -2,7 +2,9 @@
 // rules/reduction.pipeline.json) run on the GPU on random inputs, in both layouts, at odd sizes
 // (300 x 257, one row, one column, rows shorter than a step of their workitems) and round ones
 // (sum, max, min and mean; f32, f16 and bf16), and match the CPU reference; each also as the kernel
-// for its sizes only (kiln run, a sweep).
+// for its sizes only (kiln run, a sweep). So do softmax, layer norm and RMS norm over the rows of
+// an f16 matrix (examples/*-f16.json, a row's reduced value used back along it; instantiated as
+// Normalization): one long row, one-element rows, rows shorter than a step of their workitems.
 #include "LoweringTestSupport.h"
 #include "gpu/GpuFixture.h"
 #include "kiln/scheduler/DeviceRun.h"
@@ -121,6 +123,29 @@ INSTANTIATE_TEST_SUITE_P(
                       {{"COOP", 0}, {"ROWS", 64}},
                       {}}),
     [](auto const& p) { return p.param.name; });
+
+using Params = std::map<std::string, std::int64_t>;
+Params const kWide{{"ROWS", 1}, {"LANES", 256}, {"VEC", 8}};
+Params const kWarps{{"ROWS", 4}, {"LANES", 32}, {"VEC", 4}, {"UNROLL", 2}};
+Params const kTwoRows{{"ROWS", 2}, {"LANES", 128}, {"VEC", 8}, {"UNROLL", 2}};
+
+std::vector<ReductionCase> normalizations() {
+    std::vector<ReductionCase> all;
+    for (std::string const name : {"softmax", "layernorm", "rmsnorm"}) {
+        std::string const command = name + "-f16.json";
+        all.push_back({name + "_odd", command, kWide, {}});
+        all.push_back({name + "_one_row", command, kWide, {{"M", 1}, {"N", 5003}}});
+        all.push_back({name + "_one_column", command, kWarps, {{"M", 1000}, {"N", 1}}});
+        all.push_back({name + "_short_rows", command, kTwoRows, {{"M", 301}, {"N", 129}}});
+        all.push_back({name + "_warps_odd", command, kWarps, {{"M", 77}, {"N", 1031}}});
+        all.push_back({name + "_round", command, kTwoRows, {{"M", 1024}, {"N", 4096}}});
+    }
+    return all;
+}
+
+INSTANTIATE_TEST_SUITE_P(Normalization, CooperativeReductionGpuTest,
+                         ::testing::ValuesIn(normalizations()),
+                         [](auto const& p) { return p.param.name; });
 
 } // namespace
 } // namespace kiln::test

@@ -1,5 +1,6 @@
 #include "kiln/lowering/IndexFacts.h"
 
+#include "kiln/graph/Evaluate.h"
 #include "kiln/graph/Simplify.h"
 
 #include <algorithm>
@@ -28,11 +29,26 @@ Bound multiply(Bound a, Bound b) {
     return r;
 }
 
+// The value of an integer constant: a literal, or a literal converted to an integer type, which
+// is how simplify() writes a constant that keeps its type (`row * 0` folds to i64(0), and
+// `col + i64(0)` then to `... + i64(3)`). A broadcast tensor's stride of 0 leaves such constants in
+// every offset; read as opaque terms, they hid that consecutive elements are consecutive in
+// memory, and each was loaded on its own.
+std::optional<std::int64_t> constantInt(ExprPtr const& e) {
+    if (auto n = literalInt(e))
+        return n;
+    auto const* c = e ? std::get_if<expr::Convert>(e.get()) : nullptr;
+    if (!c || !isInteger(c->type) || c->type == DataType::Bool ||
+        !std::holds_alternative<expr::Literal>(*c->arg))
+        return std::nullopt;
+    return evaluate(*e).asInt(); // the literal as the type holds it (narrow types wrap)
+}
+
 } // namespace
 
 Interval IndexFacts::range(ExprPtr const& e) const {
     using namespace expr;
-    if (auto n = literalInt(e))
+    if (auto n = constantInt(e))
         return {*n, *n};
     if (auto const* i = std::get_if<Index>(e.get())) {
         auto const& size = graph_.coordinates.node(i->dimension).size;
@@ -99,7 +115,7 @@ Interval IndexFacts::range(ExprPtr const& e) const {
 std::int64_t IndexFacts::powerOfTwoDivisor(ExprPtr const& e) const {
     constexpr std::int64_t kMax = std::int64_t{1} << 20;
     using namespace expr;
-    if (auto n = literalInt(e)) {
+    if (auto n = constantInt(e)) {
         if (*n == 0)
             return kMax;
         std::int64_t p = 1;
@@ -119,7 +135,7 @@ std::int64_t IndexFacts::powerOfTwoDivisor(ExprPtr const& e) const {
     case BinaryOp::Multiply:
         return std::min(kMax, x * y);
     case BinaryOp::ShiftLeft:
-        if (auto s = literalInt(b->rhs); s && *s >= 0 && *s < 20)
+        if (auto s = constantInt(b->rhs); s && *s >= 0 && *s < 20)
             return std::min(kMax, x << *s);
         return x;
     default:
@@ -150,8 +166,8 @@ struct Linear {
 
     void add(ExprPtr const& e, std::int64_t scale) {
         std::int64_t product = 0;
-        if (auto n = literalInt(e); n && !__builtin_mul_overflow(scale, *n, &product) &&
-                                    !__builtin_add_overflow(constant, product, &product)) {
+        if (auto n = constantInt(e); n && !__builtin_mul_overflow(scale, *n, &product) &&
+                                     !__builtin_add_overflow(constant, product, &product)) {
             constant = product;
             return;
         }
@@ -163,7 +179,7 @@ struct Linear {
             }
             std::int64_t scaled = 0;
             if (s->op == BinaryOp::Modulo) {
-                if (auto n = literalInt(s->rhs);
+                if (auto n = constantInt(s->rhs);
                     n && *n != 0 && !__builtin_mul_overflow(scale, -*n, &scaled)) {
                     add(s->lhs, scale);
                     add(binary(BinaryOp::Divide, s->lhs, s->rhs), scaled);
@@ -171,11 +187,13 @@ struct Linear {
                 }
             }
             if (s->op == BinaryOp::Multiply) {
-                if (auto n = literalInt(s->rhs); n && !__builtin_mul_overflow(scale, *n, &scaled)) {
+                if (auto n = constantInt(s->rhs);
+                    n && !__builtin_mul_overflow(scale, *n, &scaled)) {
                     add(s->lhs, scaled);
                     return;
                 }
-                if (auto n = literalInt(s->lhs); n && !__builtin_mul_overflow(scale, *n, &scaled)) {
+                if (auto n = constantInt(s->lhs);
+                    n && !__builtin_mul_overflow(scale, *n, &scaled)) {
                     add(s->rhs, scaled);
                     return;
                 }
@@ -436,7 +454,7 @@ ExprPtr IndexFacts::reduce(ExprPtr const& e) const {
     if (!b)
         return e;
     ExprPtr const lhs = reduce(b->lhs), rhs = reduce(b->rhs);
-    auto const c = literalInt(rhs);
+    auto const c = constantInt(rhs);
     bool const integer = isInteger(resultType(*lhs)) && isInteger(resultType(*rhs));
     if (integer && c && *c > 0 && (b->op == BinaryOp::Divide || b->op == BinaryOp::Modulo)) {
         bool const modulo = b->op == BinaryOp::Modulo;

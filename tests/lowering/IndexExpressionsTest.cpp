@@ -4,6 +4,7 @@
 
 #include "LoweringTestSupport.h"
 #include "kiln/graph/ExpressionText.h"
+#include "kiln/graph/Simplify.h"
 
 #include <gtest/gtest.h>
 
@@ -139,6 +140,32 @@ TEST(IndexFacts, RowsAFixedNumberApartDifferByAMultipleOfTheRowLength) {
               "N");
     // A distance that depends on the workitem is no launch-time distance.
     EXPECT_FALSE(lowering::IndexFacts::launchTimeDifference(row * N + index(t.wi), row * N));
+}
+
+// A tensor broadcast by a stride of 0 (layer norm's gamma, a GEMM's bias) leaves constants that
+// keep their type in its offsets: `row * 0` folds to i64(0), and the column's `+ 3` with it to
+// i64(3). They are constants like any literal: consecutive elements are one apart and the first
+// of eight is aligned to eight, so the eight are one vector load.
+TEST(IndexFacts, AConstantThatKeepsItsTypeIsAConstant) {
+    TiledRows t;
+    lowering::IndexFacts const facts(t.graph);
+    auto const column = index(t.wi) * literal(8);
+    auto const at = [&](std::int64_t k) {
+        return simplify(index(t.wg) * literal(0) + (column + literal(k)));
+    };
+    ASSERT_EQ(toString(at(3)), fmt::format("index#{} * 8 + i64(3)", t.wi));
+    EXPECT_EQ(lowering::IndexFacts::difference(at(1), at(0)), 1);
+    EXPECT_EQ(lowering::IndexFacts::difference(at(7), at(3)), 4);
+    EXPECT_EQ(facts.powerOfTwoDivisor(at(0)), 8);
+    EXPECT_EQ(facts.powerOfTwoDivisor(at(4)), 4);
+    EXPECT_TRUE(facts.alignedWhen(at(0), 8).empty());
+    EXPECT_EQ(facts.range(at(7)).lo, 7);
+    EXPECT_EQ(facts.range(at(7)).hi, 63 * 8 + 7);
+    EXPECT_EQ(toString(facts.reduce(at(3) % convert(DataType::I64, literal(8)))), "i64(3)");
+    // A literal converted to a narrower type is the value that type holds: i32(2^32 + 4) is 4.
+    auto const wrapped = convert(DataType::I32, literal((std::int64_t{1} << 32) + 4));
+    EXPECT_EQ(facts.powerOfTwoDivisor(wrapped), 4);
+    EXPECT_EQ(facts.range(wrapped).hi, 4);
 }
 
 TEST(IndexFacts, AlignmentIsAskedOfTheSizeAProductDependsOn) {

@@ -7,45 +7,23 @@
 #   OUT=/tmp/out scripts/gpu-check.sh            # build folder: $KILN_GPU_BUILD or /tmp/kiln-gpu
 #   SKIP="gpu-bench codegen" scripts/gpu-check.sh  # leave steps out: gpu-bench codegen gemm tune
 #   GEMM_FILTER=f16 scripts/gpu-check.sh           # only the GEMM benchmarks matching a regex
+#   KEEP_BUILD=1 ...                                # build on in an existing $KILN_GPU_BUILD
 # A whole run takes about 11 minutes on the lent H100 host (docs/runtime.md): SKIP=tune fits a
 # 10-minute call.
 set -uo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=scripts/lib/gpu-common.sh
+. scripts/lib/gpu-common.sh
 OUT=${OUT:-$PWD/gpu-check-out}
 BUILD=${KILN_GPU_BUILD:-/tmp/kiln-gpu}
-JOBS=${JOBS:-$(nproc)}
 mkdir -p "$OUT"
-rm -rf "$BUILD"
-status=0
-step() { echo "== $* ($(date -u +%H:%M:%S))"; }
-want() { [[ " ${SKIP:-} " != *" $1 "* ]]; }
 
-step "device"
-{ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
-  nvidia-smi; } >"$OUT/device.txt" 2>&1 || echo "nvidia-smi failed (see device.txt)"
-head -2 "$OUT/device.txt"
-
-step "configure"
-if ! cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1; then
-    tail -30 "$OUT/configure.log"; echo "configure failed"; exit 1
-fi
+gpu_device
+nvidia-smi >>"$OUT/device.txt" 2>&1 || echo "nvidia-smi failed (see device.txt)"
+gpu_build kiln_runtime_tests kiln_gpu_bench kiln_lowering_tests kiln_codegen_bench
 grep -E "runtime:" "$OUT/configure.log"
-
-step "build"
-if ! cmake --build "$BUILD" -j "$JOBS" --target kiln_runtime_tests kiln_runtime_gpu_tests \
-        kiln_gpu_bench kiln_lowering_tests kiln_lowering_gpu_tests kiln_codegen_bench kiln \
-        kiln_gemm_bench kiln_cli_tests \
-        >"$OUT/build.log" 2>&1; then
-    grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; echo "build failed"; exit 1
-fi
-
-step "ctest -L gpu"
-# -V keeps each test's output: the figures the GPU tests print ("[ gpu ]") are in the log.
-(cd "$BUILD" && KILN_REQUIRE_GPU=1 ctest -L gpu -V --timeout 300) >"$OUT/ctest-gpu.log" 2>&1 \
-    || status=1
-grep -E "\[ gpu  |tests passed|\(Failed\)|\(Skipped\)" "$OUT/ctest-gpu.log" \
-    | sed 's/^[0-9]*: //' | awk '!seen[$0]++' | head -40
+gpu_tests ""
 
 step "ctest: the rest of the runtime (CPU tests, ptxas)"
 (cd "$BUILD" && ctest -L 'runtime|lowering|cli' -LE gpu --output-on-failure) >"$OUT/ctest-runtime.log" 2>&1 \
@@ -83,7 +61,7 @@ fi
 step "kiln tune: axpy over examples/elementwise.space.json on the GPU"
 : >"$OUT/tune.log"
 if want tune; then
-    "$BUILD/tools/kiln/kiln" tune examples/axpy.json --space examples/elementwise.space.json \
+    "$KILN" tune examples/axpy.json --space examples/elementwise.space.json \
         --size N=4194304 --evaluator cuda --strategy exhaustive --repetitions 20 --quiet \
         -o "$OUT/tune" >"$OUT/tune.log" 2>&1 || status=1
 fi

@@ -25,39 +25,18 @@
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=scripts/lib/gpu-common.sh
+. scripts/lib/gpu-common.sh
 OUT=${OUT:-$PWD/gpu-epilogue-out}
 BUILD=${KILN_GPU_BUILD:-/tmp/kiln-epilogue}
-JOBS=${JOBS:-$(nproc)}
 SIZE=${SIZE:-4096}
 ROUNDS=${ROUNDS:-3}
 POINT=${POINT:-MMA=1,MT_M=128,MT_N=256,MT_K=64,WT_M=16,WT_N=0,STAGES=4}
 mkdir -p "$OUT"
-status=0
-step() { echo "== $* (${SECONDS}s)"; }
-want() { [[ " ${SKIP:-} " != *" $1 "* ]]; }
 
-step "device"
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm \
-    --format=csv >"$OUT/device.txt" 2>&1
-cat "$OUT/device.txt"
-
-step "build"
-[ "${KEEP_BUILD:-0}" = 1 ] || rm -rf "$BUILD"
-if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1 &&
-        cmake --build "$BUILD" -j "$JOBS" --target kiln kiln_lowering_gpu_tests \
-            >"$OUT/build.log" 2>&1; }; then
-    grep -E "error|FAILED" -A5 "$OUT/build.log" "$OUT/configure.log" | head -60
-    echo "build failed"; exit 1
-fi
-KILN="$BUILD/tools/kiln/kiln"
-
-if want tests; then
-    step "ctest -L gpu -R 'gemm_bias_gelu|gemm_residual_relu|fused_f16'"
-    (cd "$BUILD" && KILN_REQUIRE_GPU=1 ctest -L gpu -R 'gemm_bias_gelu|gemm_residual_relu|fused_f16' -V \
-        --timeout 300) >"$OUT/ctest-gpu.log" 2>&1 || status=1
-    grep -E "\[ gpu  |tests passed|\(Failed\)|\(Skipped\)|Failure" "$OUT/ctest-gpu.log" \
-        | sed 's/^[0-9]*: //' | awk '!seen[$0]++' | head -60
-fi
+gpu_device
+gpu_build
+want tests && gpu_tests 'gemm_bias_gelu|gemm_residual_relu|fused_f16'
 
 # name:command: one kiln run each round, in this order (the fused and the plain GEMM next to
 # each other, so that the GPU's drift falls on both).
@@ -73,7 +52,7 @@ for round in $(seq "$ROUNDS"); do
         # host's threads); the others against cuBLAS.
         ms=$(timeout 600 "$KILN" run "examples/$command" --pipeline rules/gemm.pipeline.json \
             --params "$POINT" --size M="$SIZE" --size N="$SIZE" --size K="$SIZE" \
-            --repetitions 100 2>&1 | tee -a "$log" | sed -n 's/^time \([0-9.]*\) ms median.*/\1/p')
+            --repetitions 100 2>&1 | tee -a "$log" | median_ms)
         grep -E "error|registers" "$log" | tail -2 | sed "s/^/  $name: /"
         [ -z "$ms" ] && status=1
         error=$(grep -E "^max relative error" "$log" | tail -1 | awk '{print $4}')

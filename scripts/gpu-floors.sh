@@ -3,34 +3,26 @@
 # type in DTYPES (f16: examples/gemm-f16.json; bf16: examples/gemm-bf16-nn.json, both with A and
 # B row-major, the work of cuBLAS's A @ B), the winner of `kiln tune` over the shipped space
 # (examples/gemm.space.json), `kiln run` at that winner (it must reproduce the sweep's time), and
-# cuBLAS (torch.matmul) timed in the same call. Logs and tuning databases go to $OUT; the table
-# of ratios (cuBLAS time / Kiln's: above 1 is faster than cuBLAS) is printed last.
+# cuBLAS (torch.matmul, bench/peers/cublas_peers.py) timed in the same call. Logs and tuning
+# databases go to $OUT; the table of ratios (cuBLAS time / Kiln's: above 1 is faster than cuBLAS)
+# is printed last.
 #
 #   OUT=/tmp/out scripts/gpu-floors.sh      # build folder: $KILN_GPU_BUILD or /tmp/kiln-floors
 #   SIZES="1024 2048 4096 8192" DTYPES="f16 bf16" BUDGET=64 ...   # the defaults
-#   KEEP_BUILD=1 ...                        # reuse a build folder an earlier script left
+#   KEEP_BUILD=1 ...                        # build on in the folder an earlier script left
 set -uo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=scripts/lib/gpu-common.sh
+. scripts/lib/gpu-common.sh
 OUT=${OUT:-$PWD/gpu-floors-out}
 BUILD=${KILN_GPU_BUILD:-/tmp/kiln-floors}
-JOBS=${JOBS:-$(nproc)}
 SIZES=${SIZES:-1024 2048 4096 8192}
 DTYPES=${DTYPES:-f16 bf16}
 BUDGET=${BUDGET:-64}
 mkdir -p "$OUT"
-status=0
-step() { echo "== $* (${SECONDS}s)"; }
 
-KILN="$BUILD/tools/kiln/kiln"
-if [ "${KEEP_BUILD:-0}" = 1 ] && [ -x "$KILN" ]; then
-    step "build kept in $BUILD"
-else
-    step "build"
-    cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1 &&
-        cmake --build "$BUILD" -j "$JOBS" --target kiln >"$OUT/build.log" 2>&1 ||
-        { grep -E "error|FAILED" -A5 "$OUT/build.log" "$OUT/configure.log" | head -40; exit 1; }
-fi
+gpu_build
 
 command_of() { [ "$1" = bf16 ] && echo examples/gemm-bf16-nn.json || echo examples/gemm-f16.json; }
 : >"$OUT/floors.txt"
@@ -50,8 +42,8 @@ for size in $SIZES; do
         if [ "$params" != none ]; then
             ran=$(timeout 120 "$KILN" run "$(command_of "$dtype")" \
                 --pipeline rules/gemm.pipeline.json --params "$params" "${sizes[@]}" \
-                --repetitions 100 2>&1 | tee -a "$OUT/run-$name.log" |
-                sed -n 's/^time \([0-9.]*\) ms median.*/\1/p' | awk '{printf "%.1f", $1 * 1000}')
+                --repetitions 100 2>&1 | tee -a "$OUT/run-$name.log" | median_ms |
+                awk '{printf "%.1f", $1 * 1000}')
             [ -z "$ran" ] && ran=failed
         fi
         [ "$ran" = failed ] && status=1
@@ -60,15 +52,9 @@ for size in $SIZES; do
 done
 
 step "cuBLAS (torch.matmul)"
-timeout 180 python3 - $SIZES >"$OUT/cublas.txt" 2>"$OUT/cublas.err" <<'PY' || status=1
-import sys, torch, triton
-for n in map(int, sys.argv[1:]):
-    for name, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16)):
-        a = torch.randn(n, n, device="cuda", dtype=dtype)
-        b = torch.randn(n, n, device="cuda", dtype=dtype)
-        us = 1000 * triton.testing.do_bench(lambda: a @ b, warmup=100, rep=500, return_mode="median")
-        print(n, name, f"{us:.1f}")
-PY
+# shellcheck disable=SC2086 # SIZES is a list
+timeout 180 python3 bench/peers/cublas_peers.py $SIZES 2>"$OUT/cublas.err" |
+    awk '$1 == "cublas" { print $2, $3, $5 }' >"$OUT/cublas.txt" || status=1
 
 echo
 echo "================ issue 18 floors (us; ratio = cuBLAS / Kiln) ================"

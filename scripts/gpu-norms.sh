@@ -18,40 +18,20 @@
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=scripts/lib/gpu-common.sh
+. scripts/lib/gpu-common.sh
 OUT=${OUT:-$PWD/gpu-norms-out}
 BUILD=${KILN_GPU_BUILD:-/tmp/kiln-norms}
-JOBS=${JOBS:-$(nproc)}
 CASES=${CASES:-"8192x8192"}
 OPS=${OPS:-"softmax layernorm rmsnorm"}
 EVALUATOR=${EVALUATOR:-cuda}
 STRATEGY=${STRATEGY:-exhaustive}
+TUNE_ARGS=(--space examples/normalization.space.json --strategy "$STRATEGY" --specialize)
 mkdir -p "$OUT"
-status=0
-step() { echo "== $* (${SECONDS}s)"; }
-want() { [[ " ${SKIP:-} " != *" $1 "* ]]; }
 
-step "device"
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm \
-    --format=csv >"$OUT/device.txt" 2>&1
-cat "$OUT/device.txt"
-
-step "build"
-[ "${KEEP_BUILD:-0}" = 1 ] || rm -rf "$BUILD"
-if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1 &&
-        cmake --build "$BUILD" -j "$JOBS" --target kiln kiln_lowering_gpu_tests \
-            >"$OUT/build.log" 2>&1; }; then
-    grep -E "error|FAILED" -A5 "$OUT/build.log" "$OUT/configure.log" | head -60
-    echo "build failed"; exit 1
-fi
-KILN="$BUILD/tools/kiln/kiln"
-
-if want tests; then
-    step "ctest -L gpu -R Normalization"
-    (cd "$BUILD" && KILN_REQUIRE_GPU=1 ctest -L gpu -R Normalization -V --timeout 300) \
-        >"$OUT/ctest-gpu.log" 2>&1 || status=1
-    grep -E "\[ gpu  |tests passed|\(Failed\)|\(Skipped\)|Failure" "$OUT/ctest-gpu.log" \
-        | sed 's/^[0-9]*: //' | awk '!seen[$0]++' | head -80
-fi
+gpu_device
+gpu_build
+want tests && gpu_tests Normalization
 
 # Kiln: tune each operation and shape, then kiln run of its winner; "op M N us point" in kiln.txt.
 : >"$OUT/kiln.txt"
@@ -59,28 +39,9 @@ for shape in $CASES; do
     m=${shape%x*} n=${shape#*x}
     for op in $OPS; do
         name="$op-${m}x$n"
-        command=examples/$op-f16.json
-        step "kiln tune: $name"
-        "$KILN" tune "$command" --space examples/normalization.space.json --size M="$m" \
-            --size N="$n" --evaluator "$EVALUATOR" --strategy "$STRATEGY" -j "$JOBS" --specialize \
-            -o "$OUT/tune-$name" --quiet >"$OUT/tune-$name.log" 2>&1 || status=1
-        grep -E "candidates in|winner" "$OUT/tune-$name.log"
-        winner=$("$KILN" db best "$OUT/tune-$name/tuning.jsonl" |
-            sed -n 's/.* at \([A-Z_0-9=,]*[0-9]\)\(, checked.*\)\{0,1\}$/\1/p' | head -1)
-        if [ -z "$winner" ]; then
-            echo "no winner for $name"; status=1; continue
-        fi
-        step "kiln run: $name at $winner"
-        if [ "$EVALUATOR" != cuda ]; then # no GPU: the winner's kernel is only emitted
-            "$KILN" emit "$command" --pipeline rules/reduction.pipeline.json --params "$winner" \
-                -o "$OUT/emit-$name" >"$OUT/run-$name.log" 2>&1 || status=1
-            cat "$OUT/run-$name.log"
-            continue
-        fi
-        "$KILN" run "$command" --pipeline rules/reduction.pipeline.json --params "$winner" \
-            --size M="$m" --size N="$n" --repetitions 100 >"$OUT/run-$name.log" 2>&1 || status=1
-        grep -E "time|error|registers" "$OUT/run-$name.log"
-        ms=$(sed -n 's/^time \([0-9.]*\) ms median.*/\1/p' "$OUT/run-$name.log")
+        tune_and_run "$name" "examples/$op-f16.json" rules/reduction.pipeline.json \
+            --size M="$m" --size N="$n" || continue
+        ms=$(median_ms <"$OUT/run-$name.log")
         us=$(awk -v ms="${ms:-0}" 'BEGIN { printf "%.2f", ms * 1000 }')
         echo "$op $m $n $us $winner" >>"$OUT/kiln.txt"
     done

@@ -18,41 +18,21 @@
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=scripts/lib/gpu-common.sh
+. scripts/lib/gpu-common.sh
 OUT=${OUT:-$PWD/gpu-reduction-out}
 BUILD=${KILN_GPU_BUILD:-/tmp/kiln-reduction}
-JOBS=${JOBS:-$(nproc)}
 CASES=${CASES:-"8192x8192 65536x1024 1024x65536"}
 LAYOUTS=${LAYOUTS:-"row-major column-major"}
 EVALUATOR=${EVALUATOR:-cuda} # model: the loop without a GPU (the winner emitted, not run)
+TUNE_ARGS=(--space examples/reduction.space.json --strategy exhaustive)
 mkdir -p "$OUT"
-status=0
-step() { echo "== $* (${SECONDS}s)"; }
-want() { [[ " ${SKIP:-} " != *" $1 "* ]]; }
 command_of() { [ "$1" = row-major ] && echo examples/row-sum-rowmajor.json ||
     echo examples/row-reduction.json; }
 
-step "device"
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm \
-    --format=csv >"$OUT/device.txt" 2>&1
-cat "$OUT/device.txt"
-
-step "build"
-[ "${KEEP_BUILD:-0}" = 1 ] || rm -rf "$BUILD"
-if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1 &&
-        cmake --build "$BUILD" -j "$JOBS" --target kiln kiln_lowering_gpu_tests \
-            >"$OUT/build.log" 2>&1; }; then
-    grep -E "error|FAILED" -A5 "$OUT/build.log" "$OUT/configure.log" | head -60
-    echo "build failed"; exit 1
-fi
-KILN="$BUILD/tools/kiln/kiln"
-
-if want tests; then
-    step "ctest -L gpu -R 'CooperativeReduction|row_sum'"
-    (cd "$BUILD" && KILN_REQUIRE_GPU=1 ctest -L gpu -R 'CooperativeReduction|row_sum' -V \
-        --timeout 300) >"$OUT/ctest-gpu.log" 2>&1 || status=1
-    grep -E "\[ gpu  |tests passed|\(Failed\)|\(Skipped\)|Failure" "$OUT/ctest-gpu.log" \
-        | sed 's/^[0-9]*: //' | awk '!seen[$0]++' | head -80
-fi
+gpu_device
+gpu_build
+want tests && gpu_tests 'CooperativeReduction|row_sum'
 
 # Kiln: tune each case, then kiln run of its winner; "layout M N GB/s point" in kiln.txt.
 : >"$OUT/kiln.txt"
@@ -60,27 +40,8 @@ for shape in $CASES; do
     m=${shape%x*} n=${shape#*x}
     for layout in $LAYOUTS; do
         name="$layout-${m}x$n"
-        command=$(command_of "$layout")
-        step "kiln tune: $name"
-        "$KILN" tune "$command" --space examples/reduction.space.json --size M="$m" --size N="$n" \
-            --evaluator "$EVALUATOR" --strategy exhaustive -j "$JOBS" -o "$OUT/tune-$name" --quiet \
-            >"$OUT/tune-$name.log" 2>&1 || status=1
-        grep -E "candidates in|winner" "$OUT/tune-$name.log"
-        winner=$("$KILN" db best "$OUT/tune-$name/tuning.jsonl" |
-            sed -n 's/.* at \([A-Z_0-9=,]*[0-9]\)\(, checked.*\)\{0,1\}$/\1/p' | head -1)
-        if [ -z "$winner" ]; then
-            echo "no winner for $name"; status=1; continue
-        fi
-        step "kiln run: $name at $winner"
-        if [ "$EVALUATOR" != cuda ]; then # no GPU: the winner's kernel is only emitted
-            "$KILN" emit "$command" --pipeline rules/reduction.pipeline.json --params "$winner" \
-                -o "$OUT/emit-$name" >"$OUT/run-$name.log" 2>&1 || status=1
-            cat "$OUT/run-$name.log"
-            continue
-        fi
-        "$KILN" run "$command" --pipeline rules/reduction.pipeline.json --params "$winner" \
-            --size M="$m" --size N="$n" --repetitions 100 >"$OUT/run-$name.log" 2>&1 || status=1
-        grep -E "time|error|registers" "$OUT/run-$name.log"
+        tune_and_run "$name" "$(command_of "$layout")" rules/reduction.pipeline.json \
+            --size M="$m" --size N="$n" || continue
         gbps=$(sed -n 's/.* \([0-9.]*\) GB\/s of tensor traffic.*/\1/p' "$OUT/run-$name.log")
         echo "$layout $m $n ${gbps:-0} $winner" >>"$OUT/kiln.txt"
     done

@@ -16,38 +16,18 @@
 #   KEEP_BUILD=1 ...                           # build on in an existing $KILN_GPU_BUILD
 set -uo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=scripts/lib/gpu-common.sh
+. scripts/lib/gpu-common.sh
 OUT=${OUT:-$PWD/gpu-sweep-out}
 BUILD=${KILN_GPU_BUILD:-/tmp/kiln-sweep}
-JOBS=${JOBS:-$(nproc)}
 BUDGET=${BUDGET:-96}
 SIZE=${SIZE:-4096}
 mkdir -p "$OUT"
-status=0
-step() { echo "== $* (${SECONDS}s)"; }
-want() { [[ " ${SKIP:-} " != *" $1 "* ]]; }
 
-step "device"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$OUT/device.txt" 2>&1
-cat "$OUT/device.txt"
-
-step "build"
-[ "${KEEP_BUILD:-0}" = 1 ] || rm -rf "$BUILD"
-if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1 &&
-        cmake --build "$BUILD" -j "$JOBS" --target kiln kiln_runtime_gpu_tests \
-            kiln_lowering_gpu_tests kiln_cli_tests >"$OUT/build.log" 2>&1; }; then
-    grep -E "error|FAILED" -A5 "$OUT/build.log" "$OUT/configure.log" | head -60
-    echo "build failed"; exit 1
-fi
-KILN="$BUILD/tools/kiln/kiln"
-
-if want tests; then
-    step "ctest -L gpu"
-    (cd "$BUILD" && KILN_REQUIRE_GPU=1 ctest -L 'gpu|cli' -V --timeout 300) \
-        >"$OUT/ctest-gpu.log" 2>&1 || status=1
-    grep -E "\[ gpu  |tests passed|\(Failed\)|\(Skipped\)|Failure" "$OUT/ctest-gpu.log" \
-        | sed 's/^[0-9]*: //' | awk '!seen[$0]++' | head -60
-fi
+gpu_device
+gpu_build
+want tests && gpu_tests "" 'gpu|cli'
 
 sweep() { # NAME CACHE [DEVICES]: one sweep as `make demo` runs it, timed
     local name=$1 cache=$2
@@ -75,7 +55,7 @@ grep -E "^(triton|torch)" "$OUT/triton.log" | tee -a "$OUT/summary.txt"
 step "kiln run of the winner"
 db="$OUT/first/tuning.jsonl"
 [ -n "${GPUS:-}" ] && db="$OUT/gpus-${GPUS%% *}/tuning.jsonl"
-winner=$("$KILN" db best "$db" | sed -n 's/.* at \([A-Z_0-9=,]*[0-9]\)\(, checked.*\)\{0,1\}$/\1/p' | head -1)
+winner=$(best_point "$db")
 recorded=$("$KILN" db best "$db" | sed -n 's/.*: \([0-9.]*\) us.*/\1/p' | head -1)
 echo "winner $winner, recorded ${recorded} us" | tee -a "$OUT/summary.txt"
 if [ -n "$winner" ]; then

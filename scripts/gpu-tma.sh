@@ -5,23 +5,23 @@
 # with cp.async, and cuBLAS. Builds Kiln in a fresh
 # folder, runs the GPU tests of TMA and wgmma kernels, then times at SIZE^3 (f16, and bf16 with
 # A and B stored transposed) each schedule of POINTS with `kiln run --repetitions` twice, and
-# torch.matmul (cuBLAS) in the same call. Logs go to $OUT; a short table is printed last.
+# torch.matmul (cuBLAS, bench/peers/cublas_peers.py) in the same call. Logs go to $OUT; a short
+# table is printed last.
 #
 #   OUT=/tmp/out scripts/gpu-tma.sh            # build folder: $KILN_GPU_BUILD or /tmp/kiln-tma
 #   SKIP="tests sweep" SIZE=4096 BUDGET=64 ... # leave the GPU tests or the sweep out; defaults
 #   TESTS='Tma|wgmma|capi-torch|TileOrder' ... # the ctest regex of the GPU tests
+#   KEEP_BUILD=1 ...                           # build on in an existing $KILN_GPU_BUILD
 set -uo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=scripts/lib/gpu-common.sh
+. scripts/lib/gpu-common.sh
 OUT=${OUT:-$PWD/gpu-tma-out}
 BUILD=${KILN_GPU_BUILD:-/tmp/kiln-tma}
-JOBS=${JOBS:-$(nproc)}
 SIZE=${SIZE:-4096}
 TESTS=${TESTS:-Tma|wgmma|capi-torch|TileOrder}
 mkdir -p "$OUT"
-status=0
-step() { echo "== $* (${SECONDS}s)"; }
-want() { [[ " ${SKIP:-} " != *" $1 "* ]]; }
 
 WGMMA="MMA=1,MT_M=128,MT_N=256,MT_K=64,WT_M=16,WT_N=0"
 # name:command:params
@@ -43,28 +43,9 @@ ws-128x128-s4-g8:gemm-f16.json:MMA=1,MT_M=128,MT_N=128,MT_K=64,WT_M=16,STAGES=4,
 bf16-ws-128x256-s4-g8:gemm-bf16.json:$WGMMA,STAGES=4,TMA=1,WARP_SPECIALIZE=1,GROUP_M=8
 "}
 
-step "device"
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm \
-    --format=csv >"$OUT/device.txt" 2>&1
-cat "$OUT/device.txt"
-
-step "build"
-rm -rf "$BUILD"
-if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1 &&
-        cmake --build "$BUILD" -j "$JOBS" --target kiln kiln_lowering_gpu_tests \
-            kiln_runtime_gpu_tests >"$OUT/build.log" 2>&1; }; then
-    grep -E "error|FAILED" -A5 "$OUT/build.log" "$OUT/configure.log" | head -60
-    echo "build failed"; exit 1
-fi
-KILN="$BUILD/tools/kiln/kiln"
-
-if want tests; then
-    step "ctest -L gpu -R '$TESTS'"
-    (cd "$BUILD" && KILN_REQUIRE_GPU=1 ctest -L gpu -R "$TESTS" -V --timeout 300) \
-        >"$OUT/ctest-gpu.log" 2>&1 || status=1
-    grep -E "\[ gpu  |tests passed|\(Failed\)|\(Skipped\)|Failure" "$OUT/ctest-gpu.log" \
-        | sed 's/^[0-9]*: //' | awk '!seen[$0]++' | head -60
-fi
+gpu_device
+gpu_build
+want tests && gpu_tests "$TESTS"
 
 step "kiln run at $SIZE^3"
 : >"$OUT/table.txt"
@@ -75,7 +56,7 @@ for point in $POINTS; do
         echo "### $name ($command $params) #$i" >>"$log"
         line=$(timeout 120 "$KILN" run "examples/$command" --pipeline rules/gemm.pipeline.json \
             --params "$params" --size M=$SIZE --size N=$SIZE --size K=$SIZE \
-            --repetitions 100 2>&1 | tee -a "$log" | sed -n 's/^time \([0-9.]*\) ms median.*/\1/p')
+            --repetitions 100 2>&1 | tee -a "$log" | median_ms)
         grep -E "error|registers" "$log" | tail -2 | sed "s/^/  $name: /"
         [ -z "$line" ] && status=1
         echo "$name $i ${line:-failed}" >>"$OUT/table.txt"
@@ -93,16 +74,10 @@ if want sweep; then
 fi
 
 step "cuBLAS (torch.matmul) at $SIZE^3"
-timeout 120 python3 - "$SIZE" >"$OUT/cublas.log" 2>&1 <<'EOF' || status=1
-import sys, torch, triton
-n = int(sys.argv[1])
-for dtype in (torch.float16, torch.bfloat16):
-    a = torch.randn(n, n, device="cuda", dtype=dtype)
-    b = torch.randn(n, n, device="cuda", dtype=dtype)
-    for i in (1, 2):
-        ms = triton.testing.do_bench(lambda: a @ b, warmup=100, rep=500, return_mode="median")
-        print(f"cublas-{str(dtype).split('.')[-1]} {i} {ms:.4f}")
-EOF
+# "cublas-float16 ROUND MS" and "cublas-bfloat16 ROUND MS" in cublas.log and the table.
+timeout 120 python3 bench/peers/cublas_peers.py --rounds 2 "$SIZE" 2>&1 | awk '$1 == "cublas" {
+    printf "cublas-%s %d %.4f\n", ($3 == "f16" ? "float16" : "bfloat16"), $4, $5 / 1000; next }
+    { print }' >"$OUT/cublas.log" || status=1
 grep -E "^cublas" "$OUT/cublas.log" >>"$OUT/table.txt" || tail -5 "$OUT/cublas.log"
 
 echo

@@ -12,26 +12,24 @@
 #   F16=1 GUIDED_SIZES="1024 4096 8192" GUIDED_BUDGET=24 GUIDED_SECONDS=140 ...
 #       # the f16 GEMM (examples/gemm-f16.json over examples/gemm.space.json, tensor cores
 #       # included): only model-guided sweeps at GUIDED_SIZES, and cuBLAS f16 in the same run
+#   KEEP_BUILD=0 ...                             # a fresh build folder (default: build on in it)
 # Everything worth keeping is packed into $OUT/tune.tgz at the end (one file to fetch).
 set -uo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=scripts/lib/gpu-common.sh
+. scripts/lib/gpu-common.sh
 OUT=${OUT:-$PWD/gpu-tune-out}
 BUILD=${KILN_GPU_BUILD:-/tmp/kiln-tune}
-JOBS=${JOBS:-$(nproc)}
+KEEP_BUILD=${KEEP_BUILD:-1}
 SIZE=${SIZE:-2048}
 BUDGET=${BUDGET:-40}
 STEP_SECONDS=${STEP_SECONDS:-200}
 REPORTS=${REPORTS:-/tmp/kiln-tune-reports}
 mkdir -p "$OUT" "$REPORTS"
 [ -n "${RESUME:-}" ] && cp "$RESUME" "$OUT/exhaustive.jsonl"
-step() { echo "== $* (${SECONDS}s)"; }
 
-step "build"
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1 &&
-    cmake --build "$BUILD" -j "$JOBS" --target kiln kiln_gemm_bench >"$OUT/build.log" 2>&1 ||
-    { grep -E "error" -A5 "$OUT/build.log" | head -40; exit 1; }
-KILN="$BUILD/tools/kiln/kiln"
+gpu_build
 F16=${F16:-0}
 GUIDED_SIZES=${GUIDED_SIZES:-1024 4096}
 COMMAND=examples/gemm.json SPACE=examples/gemm-f32.space.json CUBLAS=cublas/sgemm

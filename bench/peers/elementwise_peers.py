@@ -12,25 +12,11 @@ import sys
 
 import torch
 
+from peer_timing import median_ms, print_device, time_copy
+
 M = int(sys.argv[1]) if len(sys.argv) > 1 else 8192
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 8192
 SCALE = 0.75
-
-
-def median_ms(fn, runs=50):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
 
 
 def chain(x, b):
@@ -39,14 +25,11 @@ def chain(x, b):
 
 
 def main():
-    device = torch.cuda.get_device_name()
+    print_device()
     source = torch.empty(1 << 29, dtype=torch.float16, device="cuda")  # 1 GiB
-    target = torch.empty_like(source)
-    copy_ms = median_ms(lambda: target.copy_(source))
-    copy_gbps = 2 * source.numel() * 2 / copy_ms / 1e6
-    print(f"device: {device}")
+    copy_ms, copy_gbps = time_copy(source)
     print(f"copy: 1 GiB in {copy_ms * 1e3:.1f} us, {copy_gbps:.1f} GB/s")
-    del source, target
+    del source
 
     x = torch.randn(M, N, dtype=torch.float16, device="cuda")
     b = torch.randn(M, N, dtype=torch.float16, device="cuda")

@@ -21,29 +21,9 @@ import sys
 import torch
 import torch.nn.functional as F
 
+from peer_timing import median_ms, print_device, print_peer, shapes, time_copy
+
 EPS_LAYER, EPS_RMS = 1e-5, 1e-6
-
-
-def median_ms(fn, runs=50):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
-
-
-def shapes(args):
-    for a in args or ["8192x8192"]:
-        m, n = a.lower().split("x")
-        yield int(m), int(n)
 
 
 # The operations as a PyTorch user writes them (f16 in and out, the library's own f32 math).
@@ -78,15 +58,12 @@ OPS = {"softmax": (softmax, 0), "layernorm": (layernorm, 2), "rmsnorm": (rmsnorm
 
 
 def main():
-    print(f"device: {torch.cuda.get_device_name()} torch {torch.__version__}")
-    for m, n in shapes(sys.argv[1:]):
+    print_device(f"torch {torch.__version__}")
+    for m, n in shapes(sys.argv[1:], ["8192x8192"]):
         x = torch.randn(m, n, dtype=torch.float16, device="cuda")
         gamma = (1 + 0.1 * torch.randn(n, device="cuda")).half()
         beta = (0.1 * torch.randn(n, device="cuda")).half()
-        target = torch.empty_like(x)
-        copy_ms = median_ms(lambda: target.copy_(x))
-        copy_gbps = 2 * x.numel() * 2 / copy_ms / 1e6
-        del target
+        _, copy_gbps = time_copy(x)
         for name, (fn, vectors) in OPS.items():
             compiled = torch.compile(fn)
             reference = exact(name, x, gamma, beta)
@@ -98,8 +75,9 @@ def main():
             eager_ms = median_ms(lambda: fn(x, gamma, beta))
             compiled_ms = median_ms(lambda: compiled(x, gamma, beta))
             moved = 2 * m * n * 2 + vectors * n * 2
-            print(f"peer {name} {m} {n} {copy_gbps:.1f} {eager_ms * 1e3:.2f} {compiled_ms * 1e3:.2f} "
-                  f"{moved / eager_ms / 1e6:.1f} {moved / compiled_ms / 1e6:.1f}")
+            print_peer(name, m, n, f"{copy_gbps:.1f}", f"{eager_ms * 1e3:.2f}",
+                       f"{compiled_ms * 1e3:.2f}", f"{moved / eager_ms / 1e6:.1f}",
+                       f"{moved / compiled_ms / 1e6:.1f}")
         del x
 
 

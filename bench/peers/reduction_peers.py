@@ -17,37 +17,16 @@ import sys
 
 import torch
 
+from peer_timing import median_ms, print_device, print_peer, shapes, time_copy
 
-def median_ms(fn, runs=50):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
-
-
-def shapes(args):
-    for a in args or ["8192x8192", "65536x1024", "1024x65536"]:
-        m, n = a.lower().split("x")
-        yield int(m), int(n)
+SHAPES = ["8192x8192", "65536x1024", "1024x65536"]
 
 
 def main():
-    print(f"device: {torch.cuda.get_device_name()}")
-    for m, n in shapes(sys.argv[1:]):
+    print_device()
+    for m, n in shapes(sys.argv[1:], SHAPES):
         source = torch.randn(m * n, dtype=torch.float32, device="cuda")
-        target = torch.empty_like(source)
-        copy_ms = median_ms(lambda: target.copy_(source))
-        copy_gbps = 2 * source.numel() * 4 / copy_ms / 1e6
-        del target
+        _, copy_gbps = time_copy(source)
         for layout in ("row-major", "column-major"):
             # Row-major: element (i, j) at i * N + j; column-major: at i + j * M.
             x = source.view(m, n) if layout == "row-major" else source.view(n, m).t()
@@ -58,7 +37,7 @@ def main():
             if error > 1e-4:
                 print(f"error: torch's {layout} sum differs from the f64 sum by {error:.3g}")
             gbps = (m * n * 4 + m * 4) / ms / 1e6
-            print(f"peer {layout} {m} {n} {copy_gbps:.1f} {gbps:.1f} {ms * 1e3:.2f}")
+            print_peer(layout, m, n, f"{copy_gbps:.1f}", f"{gbps:.1f}", f"{ms * 1e3:.2f}")
         del source
 
 

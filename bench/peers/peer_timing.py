@@ -1,0 +1,60 @@
+"""peer_timing.py: how every bench/peers script times its baselines, in one place, so that Kiln's
+figures and the peers' are measured the same way in every gpu-*.sh run.
+
+- median_ms: the median of CUDA-event timings after a warm-up (one launch at a time);
+- bench_ms: triton.testing.do_bench's median (Triton imported only here, when asked for, so that
+  a caller can set TRITON_CACHE_DIR first and the torch-only peers run without it);
+- time_copy: the device-to-device copy of a tensor's bytes, read + write counted: "the copy
+  bandwidth" the issues hold Kiln's memory-bound kernels to;
+- shapes: the MxN arguments of a script;
+- print_device, print_peer: the lines the scripts' tables read ("device: ..." and
+  "peer FIELD ...", one space between fields)."""
+import torch
+
+
+def median_ms(fn, runs=50, warmup=5):
+    """The median time of fn in ms over `runs` launches, each timed with CUDA events."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def bench_ms(fn, **options):
+    """triton.testing.do_bench's median time of fn in ms (options: warmup, rep, in ms)."""
+    import triton.testing
+
+    return triton.testing.do_bench(fn, return_mode="median", **options)
+
+
+def time_copy(source):
+    """The device copy of `source` into a new tensor: (median ms, GB/s with read + write)."""
+    target = torch.empty_like(source)
+    ms = median_ms(lambda: target.copy_(source))
+    del target
+    return ms, 2 * source.numel() * source.element_size() / ms / 1e6
+
+
+def shapes(args, default):
+    """(M, N) for each "MxN" of args, or of default where args is empty."""
+    for a in args or default:
+        m, n = a.lower().split("x")
+        yield int(m), int(n)
+
+
+def print_device(*details):
+    print(" ".join([f"device: {torch.cuda.get_device_name()}", *details]))
+
+
+def print_peer(*fields):
+    """One row of a peer table: "peer" and the fields; the caller formats the numbers."""
+    print("peer", *fields)

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <thread>
 
 using namespace kiln;
 using namespace kiln::rules;
@@ -122,6 +123,30 @@ TEST(Limits, AMatchThatTakesTooLongStopsAtTheTimeLimit) {
     EXPECT_LT(seconds, 1.0); // the deadline is read every 1024 candidates
 }
 
+// The semantic check after every application (an observer) takes as long as the problem it
+// checks at, under a sanitizer many times longer: that is the caller's time, not the rule set's,
+// and the wall-time limit does not count it. Three applications observed for 0.15 s each pass a
+// limit of 0.2 s; the rule set's own work is still bounded (the test above).
+TEST(Limits, TheTimeObserversTakeIsNotTheRuleSets) {
+    std::string repeats = kGrows;
+    repeats.replace(repeats.find("{ \"fixpoint\""),
+                    repeats.find(" },\n") + 2 - repeats.find("{ \"fixpoint\""),
+                    R"({ "repeat": 3, "do": [ { "once": ["more"] } ] })");
+    RuleSet const set = ruleSet(repeats);
+    KernelGraph graph = axpyGraph();
+    int observed = 0;
+    EngineOptions options{.limits = {.seconds = 0.2}};
+    options.observe = [&](Application const&, KernelGraph const&) {
+        ++observed;
+        std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    };
+    auto const start = std::chrono::steady_clock::now();
+    auto const [message, limit] = limitOf([&] { apply(set, graph, options); });
+    EXPECT_EQ(message, "no error");
+    EXPECT_EQ(observed, 3);
+    EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(450));
+}
+
 TEST(Limits, ATryDoesNotCatchALimit) {
     RuleSet const set = ruleSet(R"json({ "ruleset": "tries", "version": 1,
       "strategy": { "try": [ { "fixpoint": ["more"], "budget": 1000000 } ] },
@@ -169,4 +194,18 @@ TEST(Limits, APipelineCountsEveryStepAgainstOneSetOfLimits) {
                            "/strategy/do/0]");
     EXPECT_EQ(limit, Limit::Applications);
     EXPECT_EQ(toText(graph), before); // not lowered by the first step
+
+    // Nor do observers count in a later step, or in a native step after them: 7 applications
+    // observed for 0.1 s each pass a limit of 0.3 s.
+    std::ofstream(folder / "three.pipeline.json")
+        << R"({ "pipeline": "three", "version": 1, "params": { "WG_SIZE": 64, "VEC": 2 },
+               "steps": [ { "ruleset": "linear-to-workitems.rules.json" },
+                          { "ruleset": "grows.rules.json" }, { "native": "simplify" } ] })";
+    Pipeline const three = loadPipeline((folder / "three.pipeline.json").string());
+    graph = axpyGraph();
+    EngineOptions observed{.limits = {.seconds = 0.3}};
+    observed.observe = [](Application const&, KernelGraph const&) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    };
+    EXPECT_EQ(limitOf([&] { lower(three, graph, observed); }).first, "no error");
 }

@@ -35,6 +35,9 @@ struct Limits {
     /// explored (~4 million a second).
     std::int64_t candidates = 10'000'000;
     /// Wall time, in seconds: the bound on what the counts miss (slow guards, large graphs).
+    /// What the lowering's observers take (EngineOptions::observe: the semantic check, a
+    /// trace) does not count: it grows with the problem the caller chose to check at, and a
+    /// rule set is not a runaway because the check after each of its applications is slow.
     double seconds = 10;
 };
 
@@ -49,7 +52,8 @@ std::string describe(Limit limit, Limits const& limits);
 /// What a lowering has used of its Limits so far.
 struct Usage {
     std::int64_t applications = 0, steps = 0, candidates = 0;
-    /// When the lowering began; unset: when the rule set starts to apply.
+    /// When the lowering began, moved later by the time its observers took (the wall-time
+    /// limit counts from here); unset: when the rule set starts to apply.
     std::optional<std::chrono::steady_clock::time_point> start;
 };
 

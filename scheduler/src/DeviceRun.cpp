@@ -1,13 +1,16 @@
 #include "kiln/scheduler/DeviceRun.h"
 
+#include "kiln/graph/ExpressionText.h"
 #include "kiln/graph/Reference.h"
 #include "kiln/lowering/LaunchShape.h"
+#include "kiln/lowering/Occupancy.h"
 #include "kiln/lowering/TensorMaps.h"
 #include "kiln/runtime/CommandBuffer.h"
 #include "kiln/runtime/DeviceMemory.h"
 #include "kiln/runtime/Event.h"
 #include "kiln/runtime/Kernel.h"
 #include "kiln/runtime/KernelArguments.h"
+#include "kiln/runtime/PersistentGrid.h"
 #include "kiln/runtime/Ptxas.h"
 #include "kiln/runtime/Stream.h"
 #include "kiln/scheduler/DeviceCompare.h"
@@ -165,6 +168,14 @@ void addScalar(runtime::KernelArguments& arguments, DataType type, Value v) {
     }
 }
 
+// A size formula of a manifest ("ceildiv(M, 4) * 16 + M * 64"): every name a size parameter.
+class SizeNames : public NameResolver {
+public:
+    ExprPtr name(std::string_view n) const override {
+        return argument(std::string(n), DataType::I64);
+    }
+};
+
 // How many times the kernel must move tensor `name` as a whole: once per load, once per store.
 int accesses(KernelGraph const& graph, std::string const& name) {
     int n = 0;
@@ -218,7 +229,7 @@ struct DeviceProblem::State {
     runtime::DeviceMemory<std::uint32_t> flush;
     std::vector<runtime::Event> events;
     std::string reference_name;
-    double gemmTerms = 0; ///< K, where cuBLAS is the reference
+    double gemmTerms = 0; ///< K, where the Command is a GEMM
 };
 
 DeviceProblem::DeviceProblem(std::unique_ptr<State> state)
@@ -249,11 +260,12 @@ DeviceProblem::create(std::shared_ptr<runtime::Device> device, Command const& co
     std::string cublasMissing;
     if (gemm) {
         auto shape = gemmShape(*gemm, s->bindings);
+        if (shape)
+            s->gemmTerms = static_cast<double>(shape.value().k);
         if (shape && shape.value().flops() > options.deviceReferenceFlops) {
             auto created = runtime::cuda::Blas::create(device, runtime::cuda::BlasMode::Reference);
             if (created) {
                 blas = created.value();
-                s->gemmTerms = static_cast<double>(shape.value().k);
             } else {
                 cublasMissing = " (cuBLAS: " + created.error().message() + ")";
             }
@@ -382,6 +394,31 @@ runtime::Expected<DeviceRunResult> DeviceProblem::run(runtime::Kernel const& ker
     for (auto& [name, t] : s.tensors)
         stream.copy(t.working, s.inputs.at(name));
 
+    // A workspace the manifest declares (a Reduce's rows split over workgroups), as large as
+    // it says for these sizes and zeroed once: each launch leaves it zeroed, so every launch
+    // below (one stream, in turn: the timed ones and a replay's) uses the same one.
+    std::map<std::string, runtime::DeviceMemory<std::uint32_t>> workspaces;
+    if (kernel.manifest())
+        for (auto const& p : kernel.manifest()->parameters) {
+            if (p.workspaceBytes.empty())
+                continue;
+            std::int64_t bytes = 0;
+            try {
+                bytes = evaluateInt(*parseExpression(p.workspaceBytes, SizeNames()),
+                                    BindingsEnvironment(s.bindings));
+            } catch (std::exception const& e) {
+                return Error(ErrorCode::InvalidArgument,
+                             fmt::format("the workspace {} of '{}' bytes: {}", p.name,
+                                         p.workspaceBytes, e.what()));
+            }
+            KILN_ASSIGN_OR_RETURN(
+                auto memory,
+                runtime::DeviceMemory<std::uint32_t>::allocate(
+                    s.device, std::max<std::size_t>(static_cast<std::size_t>(bytes + 3) / 4, 1)));
+            stream.fill(memory, 0u);
+            workspaces.emplace(p.name, std::move(memory));
+        }
+
     // Arguments, in the kernel's parameter order, with each tensor at `address(name)`.
     auto const argumentsAt =
         [&](auto const& address) -> runtime::Expected<runtime::KernelArguments> {
@@ -405,9 +442,14 @@ runtime::Expected<DeviceRunResult> DeviceProblem::run(runtime::Kernel const& ker
             }
         }
         // A TMA kernel's tensor maps, after the graph's arguments: each encoded from its
-        // tensor's address and the tensor's extents and strides in the lowered graph.
+        // tensor's address and the tensor's extents and strides in the lowered graph. A
+        // workspace, in its place among them.
         if (kernel.manifest())
             for (auto const& p : kernel.manifest()->parameters) {
+                if (auto const w = workspaces.find(p.name); w != workspaces.end()) {
+                    addPointer<std::uint8_t>(arguments, w->second.pointer().address());
+                    continue;
+                }
                 if (p.kind != runtime::ParameterKind::TensorMap)
                     continue;
                 auto const geometry = lowering::tensorGeometry(lowered, p.tensor);
@@ -459,11 +501,17 @@ runtime::Expected<DeviceRunResult> DeviceProblem::run(runtime::Kernel const& ker
                         static_cast<std::uint32_t>(shape.block[2])};
     if (kernel.manifest() && kernel.manifest()->block)
         block = *kernel.manifest()->block;
-    runtime::LaunchConfig const config{{static_cast<std::uint32_t>(result.grid[0]),
-                                        static_cast<std::uint32_t>(result.grid[1]),
-                                        static_cast<std::uint32_t>(result.grid[2])},
-                                       block,
-                                       sharedBytes};
+    runtime::Dim3 grid{static_cast<std::uint32_t>(result.grid[0]),
+                       static_cast<std::uint32_t>(result.grid[1]),
+                       static_cast<std::uint32_t>(result.grid[2])};
+    // A persistent kernel's grid counts its tiles; it is launched on as many workgroups as the
+    // device's multiprocessors hold at once, each looping over tiles (PersistentGrid.h).
+    if (kernel.manifest() && kernel.manifest()->workgroupsPerMultiprocessor > 0) {
+        grid = runtime::persistentGrid(grid, kernel.manifest()->workgroupsPerMultiprocessor,
+                                       s.device->description().multiprocessorCount);
+        result.grid = {grid.x, grid.y, grid.z};
+    }
+    runtime::LaunchConfig const config{grid, block, sharedBytes};
     stream.launch(kernel, config, arguments);
     if (auto st = stream.synchronize(); !st.ok())
         return st.error().withContext(kernel.name());
@@ -491,9 +539,12 @@ runtime::Expected<DeviceRunResult> DeviceProblem::run(runtime::Kernel const& ker
             result.worstTensor = name;
         }
         bool const half = t.dtype == DataType::F16 || t.dtype == DataType::BF16;
-        // Against cuBLAS, two f32 sums of K terms in different orders: they differ by about
-        // sqrt(K) roundings of their magnitude, so the f32 tolerance grows as sqrt(K) / 4 (1e-5
-        // up to K = 16, 1.6e-4 at K = 4096). f16 results are dominated by their own rounding.
+        // A GEMM's f32 result is a sum of K terms: it carries about sqrt(K) roundings of the
+        // terms' magnitude, which near a result that cancels (measured against 1% of the
+        // tensor's largest, maxRelativeError) exceed 1e-5 of it from K of about 50 on, against
+        // the exact CPU reference as against cuBLAS's sum in another order. So the f32 tolerance
+        // grows as sqrt(K) / 4: 1e-5 up to K = 16, 2.2e-5 at K = 77, 1.6e-4 at K = 4096. f16
+        // results are dominated by their own rounding.
         double const f32 = std::max(1e-5, 1e-5 * std::sqrt(s.gemmTerms) / 4);
         result.tolerance = std::max(result.tolerance, half ? 1e-2 : f32);
     }
@@ -573,8 +624,6 @@ runtime::Expected<DeviceRunResult> DeviceProblem::run(runtime::Kernel const& ker
 
 runtime::Expected<LoadedKernel> loadEmitted(std::shared_ptr<runtime::Device> const& device,
                                             lowering::EmittedKernel const& kernel) {
-    KILN_ASSIGN_OR_RETURN(auto manifest,
-                          runtime::KernelManifest::fromJson(kernel.manifestJson(), kernel.entry));
     runtime::KernelLoaderSpec spec =
         runtime::KernelLoaderSpec::ptxInMemory(kernel.code, kernel.entry);
     int registers = 0;
@@ -585,6 +634,11 @@ runtime::Expected<LoadedKernel> loadEmitted(std::shared_ptr<runtime::Device> con
         spec = runtime::KernelLoaderSpec::cubinInMemory(
             std::string(assembled.cubin.begin(), assembled.cubin.end()), kernel.entry);
     }
+    // A persistent grid sized by the registers ptxas gave (Occupancy.h).
+    KILN_ASSIGN_OR_RETURN(
+        auto manifest,
+        runtime::KernelManifest::fromJson(
+            lowering::withAssembledRegisters(kernel, registers).manifestJson(), kernel.entry));
     KILN_ASSIGN_OR_RETURN(auto loaded, runtime::Kernel::load(device, spec.withManifest(manifest)));
     return LoadedKernel{std::move(loaded), registers};
 }

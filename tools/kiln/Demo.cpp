@@ -151,7 +151,6 @@ void addDemo(CLI::App& app) {
             "\n{} of {} commands translated, lowered where a pipeline applies, and agree with "
             "their direct semantics after every step.\n",
             files.size() - static_cast<std::size_t>(failures), files.size());
-        fmt::print("(Tensor-core GEMM, and unroll and prefetch in the GEMM pipeline, are next.)\n");
         if (failures)
             fail("{} command{} failed", failures, failures == 1 ? "" : "s");
     });

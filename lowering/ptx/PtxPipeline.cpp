@@ -638,9 +638,16 @@ void PtxCodegen::emitWarpSpecializedPipeline(Pipeline const& pl) {
     // The consumers: the graph's warps.
     writer_.label(consumers);
     // What the producers gave up, shared among the consumers (a multiple of 8, at most 256).
-    std::int64_t const registers = arch_.fact("max_registers_per_block").value_or(65536);
+    // setmaxnreg.inc waits until the workgroup's pool holds what it asks, so the consumers may
+    // ask only what the workgroup was given at its entry less what the producers keep: ptxas
+    // gives each workitem all that one workgroup a multiprocessor leaves it (.minnctapersm 1),
+    // in multiples of 8, at most 255. Asking for the whole register file instead deadlocked the
+    // 256-row tiles: 640 workitems enter with 96 registers, so the consumers get 104, not 112.
+    std::int64_t const file = arch_.fact("max_registers_per_block").value_or(65536);
+    std::int64_t const workitems = (consumerWarps + 4) * 32;
+    std::int64_t const entry = std::min<std::int64_t>(255, file / workitems / 8 * 8);
     std::int64_t const consumerRegisters = std::min<std::int64_t>(
-        256, (registers - 128 * kProducerRegisters) / (consumerWarps * 32) / 8 * 8);
+        256, (entry * workitems - 128 * kProducerRegisters) / (consumerWarps * 32) / 8 * 8);
     writer_.instruction(fmt::format("setmaxnreg.inc.sync.aligned.u32 {}", consumerRegisters));
     producerWarps_ = 4;
     consumerThreads_ = consumerWarps * 32;

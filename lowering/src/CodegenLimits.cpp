@@ -62,6 +62,12 @@ void checkCodegenParameters(CodegenOptions const& options) {
                                         "tiles) to {} rows of tiles walked together",
                                         group->second, kMaxGroupM));
     }
+    if (auto const online = options.schedule.find("ONLINE");
+        online != options.schedule.end() && online->second != 0 && online->second != 1)
+        throw UserError(fmt::format("ONLINE={} must be 0 (a softmax's rows read for their max, "
+                                    "then for their sum of exp(x - max)) or 1 (both in one pass, "
+                                    "OnlineSoftmax.h)",
+                                    online->second));
     if (auto const blocks = options.schedule.find("MIN_BLOCKS"); blocks != options.schedule.end()) {
         std::int64_t const most = arch.fact("max_blocks_per_multiprocessor").value_or(32);
         if (blocks->second < 0 || blocks->second > most)

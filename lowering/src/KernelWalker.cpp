@@ -22,7 +22,9 @@ KernelWalker<Register>::KernelWalker(KernelGraph const& graph, CodegenOptions co
     , options_(options)
     , facts_(graph)
     , shape_(launchShape(graph))
-    , notWritten_(notWritten) {}
+    , notWritten_(notWritten) {
+    online_ = onlineSoftmax(graph, options);
+}
 
 template <class Register>
 void KernelWalker<Register>::list(std::vector<Id> const& sequence) {
@@ -454,6 +456,8 @@ void KernelWalker<Register>::elementwiseChunks(ElementwiseRun const& run) {
 // Each element of the dest combines one row of the source (its last axis), read in place.
 template <class Register>
 void KernelWalker<Register>::reduce(Id op, Operation const& o) {
+    if (onlineSums_.contains(op)) // computed with its row's max (reduceOnline())
+        return;
     Id const source = graph_.mapping.get(op, role::source),
              dest = graph_.mapping.get(op, role::dest);
     // The load that reads the source in place, or the Assign computing it where it is read.
@@ -493,8 +497,12 @@ void KernelWalker<Register>::reduce(Id op, Operation const& o) {
         summed.combine = Combine::Sum;
         r.divisor = shape.back();
     }
-    if (auto const rows = cooperativeRows(graph_, shape_, sourceAxes.back()))
+    if (auto const rows = cooperativeRows(graph_, shape_, sourceAxes.back())) {
+        if (online_ && o.combine == Combine::Max)
+            if (auto const p = findMaxExpSum(graph_, op))
+                return reduceOnline(*p, h, r, *rows); // its sum too (KernelWalkerOnline.cpp)
         return reduceCooperatively(summed, h, r, *rows);
+    }
     if (rowAssigns_.contains(source))
         throw UserError(fmt::format("a Reduce of value#{}, computed element by element, is "
                                     "written for rows that workitems share (COOP=1)",
@@ -848,6 +856,8 @@ Held<Register>& KernelWalker<Register>::hold(Id d) {
 
 template <class Register>
 Register KernelWalker<Register>::valueAt(Id d, Held<Register> const* current, std::size_t element) {
+    if (auto const l = leaves_.find(d); l != leaves_.end()) // a register the walker named
+        return l->second;
     KILN_ASSERT(current, "value#{} read outside an element", d);
     auto const& here = current->elements[element];
     if (auto it = held_.find(d); it != held_.end()) {

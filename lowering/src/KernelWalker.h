@@ -26,6 +26,7 @@
 #include "kiln/lowering/IndexExpressions.h"
 #include "kiln/lowering/IndexFacts.h"
 #include "kiln/lowering/LaunchShape.h"
+#include "kiln/lowering/OnlineSoftmax.h"
 #include "kiln/lowering/Precision.h"
 
 #include <cstdint>
@@ -227,6 +228,29 @@ protected:
     /// Loaded parts of rows kept for the next pass where every pass is a single chunk.
     std::map<Id, Held<Register>> rowsHeld_;
     bool holdingRows_ = false; ///< in a single-chunk pass: loaded rows are kept in rowsHeld_
+
+    // ---- The online softmax (KernelWalkerOnline.cpp) ----------------------------------------
+    /// With ONLINE=1, max-then-exp-sum `p` (OnlineSoftmax.h) whose rows workitems share, in one
+    /// pass: each workitem's running max and running sum of exp(x - max) over its chunks (in
+    /// f32, the sum rescaled by exp(old max - new max) as the max grows), then the row's max
+    /// over its workitems (combineAcrossRow()), each workitem's sum rescaled to it and summed.
+    /// Sets `held` (the max's dest, Reduction `r`) and the sum's dest; the sum's Reduce is then
+    /// not walked again (onlineSums_).
+    void reduceOnline(MaxExpSum const& p, Held<Register>& held, Reduction const& r,
+                      CooperativeRows const& rows);
+    /// `acc` (of `type`), each workitem's partial value of its row, combined over the row's
+    /// workitems: over the lanes of a group (combineAcrossLanes()), then through shared memory;
+    /// the register that holds the row's value in every workitem of the row.
+    Register combineAcrossRow(Combine combine, Register const& acc, DataType type,
+                              CooperativeRows const& rows);
+    /// Register `r` (holding a `type`) as a leaf of an expression the walker builds: a data
+    /// value of an id below 0, which no dimension has, that valueAt() reads from leaves_.
+    ExprPtr leaf(Register const& r, DataType type);
+    /// A new register of `type` = `e`, computed at element `at` (its indices bind `e`'s).
+    Register materialize(ExprPtr const& e, DataType type, IndexSolution const& at);
+    bool online_ = false;           ///< ONLINE=1 (onlineSoftmax())
+    std::set<Id> onlineSums_;       ///< the sum Reduces reduceOnline() computed
+    std::map<Id, Register> leaves_; ///< leaf() ids -> their registers
 
     /// A Multiply into a register tile, into accumulator `into` when fused (accumulator()).
     void multiply(Id op, Operation const& o, Id into = 0);

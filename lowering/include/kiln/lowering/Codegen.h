@@ -37,9 +37,10 @@ struct CodegenOptions {
 /// MIN_BLOCKS (.minnctapersm), STAGES (copies of a pipelined loop's shared memory), TMA (1: a
 /// pipelined loop's wgmma tiles loaded by the copy engine, PtxPipeline.cpp) and WARP_SPECIALIZE
 /// (1: those loads issued by a producer warpgroup of their own); GROUP_M (> 0: workgroups take
-/// their tiles in groups of GROUP_M rows of tiles, KernelWalker::orderTilesInGroups).
-inline constexpr char const* kCodegenParameters[] = {"MIN_BLOCKS", "STAGES", "TMA",
-                                                     "WARP_SPECIALIZE", "GROUP_M"};
+/// their tiles in groups of GROUP_M rows of tiles, KernelWalker::orderTilesInGroups); ONLINE (1:
+/// a softmax's row max and sum of exp(x - max) in one pass, OnlineSoftmax.h).
+inline constexpr char const* kCodegenParameters[] = {"MIN_BLOCKS",      "STAGES",  "TMA",
+                                                     "WARP_SPECIALIZE", "GROUP_M", "ONLINE"};
 
 /// GROUP_M, at most: rows of tiles in one group of the grouped order.
 inline constexpr std::int64_t kMaxGroupM = 1024;

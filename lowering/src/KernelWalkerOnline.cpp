@@ -1,0 +1,248 @@
+// The online softmax (OnlineSoftmax.h, docs/codegen.md "The online softmax"): with ONLINE=1, a
+// row's max and its sum of exp(x - max) computed in one pass over the row, for both targets.
+//
+// Each workitem keeps a running max m and a running sum d of exp(x - m) over its chunks, in f32:
+// per chunk, the new max n = max(m, the chunk's elements), then d = d exp(m - n) + the sum of
+// exp(x - n) over the chunk, m = n (one exp per element, and one per chunk for the rescale). The
+// row's workitems then meet in two exchanges of one value each, over the lanes (shfl.sync /
+// ds_swizzle) and through shared memory as every cooperative Reduce does: first the row's max M,
+// which is exact and the same in every workitem; then each workitem's sum rescaled to it,
+// d exp(m - M), summed. The exchanges combine in f64, the accumulator of the cooperative Reduces
+// (both targets have its shuffles), of f32 values, exactly; M is then the max Reduce's value
+// and the sum the sum Reduce's, which the walk does not compute again.
+#include "KernelWalker.h"
+#include "kiln/amdgcn/Register.h"
+#include "kiln/graph/Simplify.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <limits>
+
+namespace kiln::lowering::detail {
+
+namespace {
+
+// `value` where every one of `conditions` holds, else `otherwise`.
+ExprPtr masked(ExprPtr const& value, std::vector<ExprPtr> const& conditions,
+               ExprPtr const& otherwise) {
+    if (conditions.empty())
+        return value;
+    ExprPtr all = conditions.front();
+    for (std::size_t i = 1; i < conditions.size(); ++i)
+        all = binary(BinaryOp::LogicalAnd, all, conditions[i]);
+    return select(all, value, otherwise);
+}
+
+ExprPtr f32(double v) {
+    return literal(Value::real(v, DataType::F32));
+}
+
+} // namespace
+
+template <class Register>
+ExprPtr KernelWalker<Register>::leaf(Register const& r, DataType type) {
+    Id const id = -static_cast<Id>(leaves_.size()) - 1;
+    leaves_.emplace(id, r);
+    return dataValue(id, type);
+}
+
+template <class Register>
+Register KernelWalker<Register>::materialize(ExprPtr const& e, DataType type,
+                                             IndexSolution const& at) {
+    Held<Register> value;
+    value.type = type;
+    value.elements = {at};
+    allocate(0, value);
+    assignElement(value, 0, e);
+    return value.registers[0];
+}
+
+template <class Register>
+Register KernelWalker<Register>::combineAcrossRow(Combine combine, Register const& acc,
+                                                  DataType type, CooperativeRows const& rows) {
+    if (rows.exchanging() > 1 && shape_.workgroupSize() % kLaneGroup != 0)
+        throw UserError(fmt::format("the workitems of a row exchange values in groups of {} "
+                                    "lanes, but the workgroup has {} workitems",
+                                    kLaneGroup, shape_.workgroupSize()));
+    std::int64_t const group = rows.exchanging();
+    for (std::int64_t d = group / 2; d >= 1; d /= 2)
+        combineAcrossLanes(combine, acc, type, d * rows.stride);
+    if (!rows.throughShared())
+        return acc;
+    ExprPtr const lane = known().at(rows.lanes);
+    ExprPtr const me = simplify(substitute(linearWorkitem(shape_), known()));
+    writeScratch(acc, type, me);
+    barrier();
+    Register const total = combineIdentity(combine, type);
+    ExprPtr const first = me - lane * literal(rows.stride);
+    for (std::int64_t g = 0; g < rows.count / group; ++g)
+        combineInto(combine, total, type,
+                    readScratch(type, simplify(first + literal(g * group * rows.stride))), type,
+                    {});
+    barrier(); // the scratch is free again for the next exchange
+    return total;
+}
+
+template <class Register>
+void KernelWalker<Register>::reduceOnline(MaxExpSum const& p, Held<Register>& held,
+                                          Reduction const& r, CooperativeRows const& rows) {
+    bool const computed = rowAssigns_.contains(r.source);
+    if (!computed && graph_.control.node(r.view).kind != OperationKind::LoadTiled &&
+        graph_.control.node(r.view).kind != OperationKind::LoadLinear)
+        throw UserError("the online softmax reads its rows from a tensor in global memory or "
+                        "computes them; a staged tile is not written yet");
+    if (!holdable(p.sum))
+        throw UserError(fmt::format("the row sums (value#{}) of the online softmax are not "
+                                    "distributed as its row maxima (value#{})",
+                                    p.sum, p.max));
+    Held<Register>& sums = hold(p.sum);
+    if (sums.elements.size() != held.elements.size())
+        throw UserError(fmt::format("the row sums (value#{}) of the online softmax are held with "
+                                    "another layout than its row maxima (value#{})",
+                                    p.sum, p.max));
+    Id const memory = computed ? 0 : graph_.mapping.get(r.view, role::source);
+    std::vector<std::int64_t> sizes;
+    std::int64_t steps = 1;
+    for (Id u : rows.unrolled) {
+        sizes.push_back(constantSize(graph_, u, "the elements a workitem reads in each step"));
+        steps *= sizes.back();
+    }
+    ExprPtr const chunks = graph_.coordinates.node(rows.chunk).size;
+    if (!chunks)
+        throw UserError(
+            fmt::format("the chunks of a Reduce's rows (#{}) have no size", rows.chunk));
+    ExprPtr const lane = known().at(rows.lanes);
+    for (auto const& element : held.elements)
+        for (Id a : r.destAxes)
+            if (!equal(substitute(element.at(a), {{rows.lanes, literal(1)}}), element.at(a)))
+                throw UserError(fmt::format("the Reduce's result differs between the workitems "
+                                            "(#{}) that share its rows",
+                                            rows.lanes));
+    bool const single = singleChunk(chunks);
+    if (single) {
+        shifted_[rows.chunk] = literal(0);
+        holdingRows_ = true;
+    }
+    // The exps compute as the Command's Assign of them does (Precision.h); the running values
+    // in f32, from -FLT_MAX (finite: exp(m - n) of two equal lowest values is 1, not NaN).
+    Precision const expPrecision = assignPrecision(graph_, p.expOp);
+    DataType const f = DataType::F32;
+    ExprPtr const lowest = f32(-static_cast<double>(std::numeric_limits<float>::max()));
+    for (std::size_t c = 0; c < held.elements.size(); ++c) {
+        IndexSolution const& row = held.elements[c];
+        Held<Register> runMax, runSum;
+        for (Held<Register>* running : {&runMax, &runSum}) {
+            running->type = f;
+            running->elements = {row};
+            allocate(0, *running);
+        }
+        assignElement(runMax, 0, lowest);
+        assignElement(runSum, 0, f32(0));
+        assignIndex(rows.chunk, literal(0));
+        LoopLabels const labels = beginLoop(binary(BinaryOp::Less, index(rows.chunk), chunks));
+        // The chunk's elements, as reduceCooperatively() reads them.
+        Held<Register> part;
+        part.type = r.element;
+        for (std::int64_t s = 0; s < steps; ++s) {
+            auto k = known();
+            for (std::size_t a = 0; a < r.destAxes.size(); ++a)
+                k[r.sourceAxes[a]] = row.at(r.destAxes[a]);
+            std::int64_t rest = s;
+            for (std::size_t u = rows.unrolled.size(); u-- > 0;) {
+                k[rows.unrolled[u]] = literal(rest % sizes[u]);
+                rest /= sizes[u];
+            }
+            IndexSolution element = solveIndices(graph_, k, {r.sourceAxes.back()}, facts_);
+            for (std::size_t a = 0; a < r.destAxes.size(); ++a)
+                element.indices[r.sourceAxes[a]] = k.at(r.sourceAxes[a]);
+            for (auto const& extra : row.conditions)
+                if (std::none_of(element.conditions.begin(), element.conditions.end(),
+                                 [&](ExprPtr const& e) { return equal(e, extra); }))
+                    element.conditions.push_back(extra);
+            part.elements.push_back(std::move(element));
+        }
+        // An element past the row's end is left out of both the max and the sum.
+        std::vector<std::vector<ExprPtr>> where(part.elements.size());
+        if (computed) {
+            for (std::size_t e = 0; e < part.elements.size(); ++e) {
+                part.elements[e].indices[r.source] =
+                    solveIndices(graph_, part.elements[e].indices, {r.source}, facts_).at(r.source);
+                where[e] = part.elements[e].conditions;
+            }
+            computeRowPart(r.source, part);
+        } else {
+            if (single && graph_.control.node(r.view).kind == OperationKind::LoadTiled) {
+                computeRowPart(r.source, part); // loaded, and held for the store's pass
+            } else {
+                allocate(r.source, part);
+                move(r.source, part, memory, /*isLoad=*/true);
+            }
+            where = place(r.source, part, memory).conditions;
+        }
+        // n = max(m, the chunk's elements); d = d exp(m - n) + sum exp(x - n); m = n.
+        std::vector<Register> values;
+        for (std::size_t e = 0; e < part.registers.size(); ++e)
+            values.push_back(
+                materialize(convert(f, leaf(part.registers[e], part.type)), f, part.elements[e]));
+        ExprPtr chunkMax = leaf(runMax.registers[0], f);
+        for (std::size_t e = 0; e < values.size(); ++e)
+            chunkMax =
+                binary(BinaryOp::Max, chunkMax, masked(leaf(values[e], f), where[e], lowest));
+        Register const next = materialize(chunkMax, f, row);
+        precision_ = expPrecision;
+        ExprPtr const n = leaf(next, f);
+        ExprPtr sum =
+            leaf(runSum.registers[0], f) * unary(UnaryOp::Exp, leaf(runMax.registers[0], f) - n);
+        for (std::size_t e = 0; e < values.size(); ++e)
+            sum = sum + masked(unary(UnaryOp::Exp, leaf(values[e], f) - n), where[e], f32(0));
+        assignElement(runSum, 0, sum);
+        precision_ = Precision::Exact;
+        assignElement(runMax, 0, n);
+        leaves_.clear();
+        assignIndex(rows.chunk, index(rows.chunk) + literal(1));
+        endLoop(labels);
+        indices_.erase(rows.chunk);
+
+        // The row's max over its workitems, then each one's sum rescaled to it, summed.
+        Register const maxAcc = combineIdentity(Combine::Max, r.accumulator);
+        combineInto(Combine::Max, maxAcc, r.accumulator, runMax.registers[0], f, {});
+        Register const rowMax = combineAcrossRow(Combine::Max, maxAcc, r.accumulator, rows);
+        precision_ = expPrecision;
+        Register const rescaled =
+            materialize(leaf(runSum.registers[0], f) *
+                            unary(UnaryOp::Exp, leaf(runMax.registers[0], f) -
+                                                    convert(f, leaf(rowMax, r.accumulator))),
+                        f, row);
+        precision_ = Precision::Exact;
+        leaves_.clear();
+        Register const sumAcc = combineIdentity(Combine::Sum, r.accumulator);
+        combineInto(Combine::Sum, sumAcc, r.accumulator, rescaled, f, {});
+        Register const rowSum = combineAcrossRow(Combine::Sum, sumAcc, r.accumulator, rows);
+
+        Reduction summed = r;
+        summed.divisor = nullptr;
+        setReduced(held, c, rowMax, r);
+        setReduced(sums, c, rowSum, summed);
+        // Every workitem of the row holds both values; one stores them.
+        for (Held<Register>* reduced : {&held, &sums})
+            reduced->elements[c].conditions.push_back(binary(BinaryOp::Equal, lane, literal(0)));
+    }
+    shifted_.erase(rows.chunk);
+    holdingRows_ = false;
+    onlineSums_.insert(p.sumOp);
+}
+
+// The targets' register types, as KernelWalker.cpp instantiates the rest.
+#define KILN_ONLINE_INSTANTIATE(Register)                                                          \
+    template ExprPtr KernelWalker<Register>::leaf(Register const&, DataType);                      \
+    template Register KernelWalker<Register>::materialize(ExprPtr const&, DataType,                \
+                                                          IndexSolution const&);                   \
+    template Register KernelWalker<Register>::combineAcrossRow(Combine, Register const&, DataType, \
+                                                               CooperativeRows const&);            \
+    template void KernelWalker<Register>::reduceOnline(MaxExpSum const&, Held<Register>&,          \
+                                                       Reduction const&, CooperativeRows const&);
+KILN_ONLINE_INSTANTIATE(std::string)
+KILN_ONLINE_INSTANTIATE(amdgcn::Value)
+#undef KILN_ONLINE_INSTANTIATE
+
+} // namespace kiln::lowering::detail

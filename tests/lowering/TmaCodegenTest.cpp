@@ -167,8 +167,8 @@ TEST(TmaCodegen, SchedulesTheCopyEngineCannotServeAreRefused) {
 TEST(TmaCodegen, AProducerWarpgroupIssuesTheCopiesWhenWarpSpecialized) {
     auto const kernel = emit("gemm-f16.json", specialized(tma(128, 256, 4)));
     // A third warpgroup after the graph's two; a register limit at entry, which the producers
-    // lower to 40 and the consumers raise to what that frees (65536 - 128 x 40 over 256
-    // consumers, a multiple of 8).
+    // lower to 40 and the consumers raise to what that frees (384 workitems enter with 168
+    // registers: 168 x 384 - 128 x 40 over 256 consumers, a multiple of 8).
     EXPECT_EQ(kernel.block[2], 8 + 4);
     EXPECT_NE(kernel.code.find(".maxntid 4, 8, 12\n.minnctapersm 1\n"), std::string::npos);
     EXPECT_EQ(occurrences(kernel.code, "setmaxnreg.dec.sync.aligned.u32 40;"), 1u);
@@ -190,6 +190,30 @@ TEST(TmaCodegen, AProducerWarpgroupIssuesTheCopiesWhenWarpSpecialized) {
     EXPECT_EQ(occurrences(emit("gemm-f16.json", specialized(tma(64, 64, 2))).code,
                           "setmaxnreg.inc.sync.aligned.u32 256;"),
               1u);
+}
+
+// setmaxnreg.inc waits until the workgroup's pool holds what it asks: the consumers may take
+// no more than the producers give up from what ptxas gave every workitem at entry, or the
+// kernel waits forever. Warpgroups of 64, 128 and 256 rows of the tile (2, 3 and 5 warpgroups).
+TEST(TmaCodegen, TheConsumersAskNoMoreRegistersThanTheProducersFree) {
+    if (!runtime::findPtxas())
+        GTEST_SKIP() << "no ptxas on this machine";
+    for (auto const& [mtM, mtN] :
+         {std::pair{64, 256}, {128, 256}, {128, 64}, {256, 64}, {256, 128}}) {
+        auto const kernel = emit("gemm-f16.json", specialized(tma(mtM, mtN, 4)));
+        auto const assembled = runtime::assemblePtx(kernel.code, "sm_90a");
+        ASSERT_TRUE(assembled.ok()) << assembled.error().message();
+        std::int64_t const entry = assembled.value().registers;
+        std::string const inc = "setmaxnreg.inc.sync.aligned.u32 ";
+        auto const at = kernel.code.find(inc);
+        ASSERT_NE(at, std::string::npos);
+        std::int64_t const asked = std::stoll(kernel.code.substr(at + inc.size()));
+        std::int64_t const consumers = mtM / 16 * 32, producers = 128;
+        EXPECT_LE(consumers * (asked - entry), producers * (entry - 40))
+            << mtM << "x" << mtN << ": " << consumers << " consumers ask " << asked
+            << " registers, entered with " << entry;
+        EXPECT_GT(asked, entry) << mtM << "x" << mtN << ": the consumers gain nothing";
+    }
 }
 
 class TmaPtxas : public ::testing::TestWithParam<std::tuple<std::string, std::string, Schedule>> {};

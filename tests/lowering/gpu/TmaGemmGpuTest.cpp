@@ -142,7 +142,12 @@ INSTANTIATE_TEST_SUITE_P(
                       TmaCase{"bf16_transposed_specialized_tall_skinny",
                               "gemm-bf16.json",
                               specialized(tma(64, 256, 2)),
-                              {{"M", 4104}, {"N", 3}, {"K", 72}}}),
+                              {{"M", 4104}, {"N", 3}, {"K", 72}}},
+                      // Four consumer warpgroups: 640 workitems, 96 registers each at entry.
+                      TmaCase{"f16_256x128_specialized_ragged",
+                              "gemm-f16.json",
+                              specialized(tma(256, 128, 4)),
+                              {{"M", 700}, {"N", 264}, {"K", 2056}}}),
     [](auto const& p) { return p.param.name; });
 
 // K = 133 halves: A's rows are 266 bytes apart, which no tensor map describes; the launcher

@@ -4,6 +4,7 @@
 #include "PtxCodegen.h"
 
 #include "CodeGenerators.h"
+#include "kiln/lowering/Occupancy.h"
 
 namespace kiln::lowering {
 
@@ -20,7 +21,7 @@ EmittedKernel PtxCodegen::run() {
     EmittedKernel kernel;
     describeInterface(graph_, options_, shape_, kernel);
     prologue(kernel);
-    list(graph_.sequence(graph_.kernel(), ControlEdgeKind::Body));
+    kernelBody();
     if (tmaRequested() && !discovering_ && tensorMaps_.empty())
         throw UserError(fmt::format("TMA=1 loads the tiles of a K loop pipelined over STAGES >= 2 "
                                     "copies (UNROLL=1) that wgmma reads; this kernel has none "
@@ -34,7 +35,9 @@ EmittedKernel PtxCodegen::run() {
     }
     kernel.sharedBytes = sharedBytes_; // a pipelined loop keeps several copies
     kernel.assumptions = assumptions_;
-    kernel.block[2] += producerWarps_; // WARP_SPECIALIZE's producer warpgroup
+    kernel.block[2] += producerWarps_;      // WARP_SPECIALIZE's producer warpgroup
+    if (persistentTiles(options_.schedule)) // registers: not known before ptxas
+        kernel.workgroupsPerMultiprocessor = workgroupsPerMultiprocessor(kernel, 0);
     if (!exitLabel_.empty())
         writer_.label(exitLabel_);
     writer_.instruction("ret");

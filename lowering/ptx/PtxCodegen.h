@@ -171,6 +171,9 @@ private:
         std::string map;               ///< the tensor-map parameter
         ExprPtr inner, outer;          ///< the box's first element in the tensor
         std::int64_t sharedOffset = 0; ///< bytes from the copy's start in shared memory
+    /// The pipeline of loop `op` (its producer and consumer, its copies of shared memory, whose
+    /// bytes it sets), where it is one the target pipelines; nothing otherwise.
+    std::optional<Pipeline> pipelineOf(Id op, Operation const& o);
     };
     bool tmaRequested() const;
     std::vector<TmaCopy> tmaCopies(Id storeShared, std::int64_t& bytes);
@@ -193,6 +196,30 @@ private:
     /// Whether all of `conditions` hold at the known sizes; nothing when no sizes are known or
     /// a condition needs more than them.
     std::optional<bool> holdAtKnownSizes(std::vector<ExprPtr> const& conditions) const;
+    /// The ring of copies of shared memory a loop goes round: the copy at `data` and its "full"
+    /// and "empty" mbarriers (registers that move round the ring), the first of each, the
+    /// consumers' previous slice's empty mbarrier, and the phase the next wait expects.
+    struct Ring {
+        std::string data, firstFull, firstEmpty, full, empty, previous, phase;
+    };
+    void produceSlices(Pipeline const& pipeline, Ring const& ring, ExprPtr const& issuer);
+    void consumeSlices(Pipeline const& pipeline, Ring const& ring);
+    ExprPtr releasesPrevious(Pipeline const& pipeline) const;
+
+    // Persistent tiles (PtxPersistent.cpp): the loop over tiles, and the TMA pipeline carried
+    // from tile to tile.
+    std::string linearWorkgroup() override;
+    std::string workgroupsLaunched() override;
+    LoopLabels beginTiles(std::string const& tile, ExprPtr const& tiles) override;
+    void endTiles(LoopLabels const& labels, std::string const& tile,
+                  std::string const& step) override;
+    void copyIndex(Id dest, std::string const& from) override;
+    void beforeTiles(std::vector<Id> const& body) override;
+    void betweenTiles() override;
+    /// TMA=1 without a producer warpgroup: one tile's pipeline, going on round carried_.
+    void emitCarriedTmaPipeline(Pipeline const& pipeline);
+    /// WARP_SPECIALIZE=1: one tile's consumers, going on round carried_.
+    void consumeCarriedTile(Pipeline const& pipeline);
     // Tensor cores (PtxTensorCores.cpp).
     std::optional<MmaPlan> tensorCorePlan(Contraction const& c, Held const& acc);
     void multiplyOnTensorCores(MmaPlan const& plan, Contraction const& c, Held& acc);
@@ -231,3 +258,7 @@ private:
 };
 
 } // namespace kiln::lowering::detail
+    /// PERSISTENT=1 with TMA=1: the pipeline is set up once before the loop over tiles
+    /// (hoisting_ while it is), and the consumers' ring goes on from tile to tile (carried_).
+    bool hoisting_ = false;
+    std::optional<Ring> carried_;

@@ -50,6 +50,7 @@
 #include "kiln/graph/Bindings.h"
 #include "kiln/graph/Distribution.h"
 #include "kiln/graph/Evaluate.h"
+#include "kiln/lowering/Occupancy.h"
 #include "kiln/lowering/TensorMaps.h"
 
 namespace kiln::lowering::detail {
@@ -70,20 +71,22 @@ std::optional<bool> PtxCodegen::holdAtKnownSizes(std::vector<ExprPtr> const& con
     return true;
 }
 
-bool PtxCodegen::pipelinedLoop(Id op, Operation const& o) {
+std::optional<PtxCodegen::Pipeline> PtxCodegen::pipelineOf(Id op, Operation const& o) {
     auto const stagesIt = options_.schedule.find("STAGES");
-    if (!arch_.has(arch::Capability::HasCpAsync) || stagesIt == options_.schedule.end() ||
-        stagesIt->second < 2)
-        return false;
+    if (o.kind != OperationKind::ForLoop || !arch_.has(arch::Capability::HasCpAsync) ||
+        stagesIt == options_.schedule.end() || stagesIt->second < 2 ||
+        graph_.coordinates.node(graph_.mapping.get(op, role::counter)).kind ==
+            DimensionKind::Unroll)
+        return std::nullopt;
     std::int64_t const stages = stagesIt->second;
     auto const steps = graph_.successors(op, ControlEdgeKind::ForLoopIncrement);
     if (steps.size() != 1)
-        return false;
+        return std::nullopt;
     auto const& step = graph_.control.node(steps[0]);
     Id const counter = graph_.mapping.get(steps[0], role::dest);
     if (step.kind != OperationKind::Assign ||
         IndexFacts::difference(step.expression, index(counter)) != std::int64_t{1})
-        return false;
+        return std::nullopt;
 
     auto const body = graph_.sequence(op, ControlEdgeKind::Body);
     std::set<Id> staged;
@@ -91,7 +94,7 @@ bool PtxCodegen::pipelinedLoop(Id op, Operation const& o) {
         if (graph_.control.node(b).kind == OperationKind::StoreShared)
             staged.insert(graph_.mapping.get(b, role::source));
     if (staged.empty())
-        return false;
+        return std::nullopt;
     std::vector<Id> producer, consumer;
     for (Id b : body) {
         switch (graph_.control.node(b).kind) {
@@ -110,7 +113,7 @@ bool PtxCodegen::pipelinedLoop(Id op, Operation const& o) {
             consumer.push_back(b);
             break;
         default: // control flow or stores inside: not pipelined
-            return false;
+            return std::nullopt;
         }
     }
 
@@ -121,7 +124,14 @@ bool PtxCodegen::pipelinedLoop(Id op, Operation const& o) {
         static_cast<std::int64_t>((shared_.bytes + align - 1) / align * align);
     requireShared(stages, stageBytes);
     sharedBytes_ = static_cast<std::size_t>(stageBytes * stages);
-    Pipeline const pipeline{op, o, counter, steps[0], stages, stageBytes, producer, consumer};
+    return Pipeline{op, o, counter, steps[0], stages, stageBytes, producer, consumer};
+}
+
+bool PtxCodegen::pipelinedLoop(Id op, Operation const& o) {
+    auto const found = pipelineOf(op, o);
+    if (!found)
+        return false;
+    Pipeline const& pipeline = *found;
     // The first run of the generator (findWarpgroupTiles) plans only; it has no swizzled tiles
     // yet and writes no staging, so it walks the plain pipeline.
     if (tmaRequested() && !discovering_) {
@@ -498,8 +508,15 @@ void PtxCodegen::emitTmaPipeline(Pipeline const& pl) {
     std::int64_t const barriers = pl.stages * pl.stageBytes;
     sharedBytes_ = static_cast<std::size_t>(barriers + 8 * pl.stages * (specialized ? 2 : 1));
     requireShared(1, static_cast<std::int64_t>(sharedBytes_));
+    if (persistentTiles(options_.schedule) && !carried_ && !hoisting_)
+        throw UserError(fmt::format("PERSISTENT=1 with TMA=1 carries the K loop's pipeline from "
+                                    "tile to tile; the loop (operation #{}) must be in the "
+                                    "kernel's body, not inside another operation",
+                                    pl.op));
     if (specialized)
         return emitWarpSpecializedPipeline(pl);
+    if (carried_)
+        return emitCarriedTmaPipeline(pl);
     std::string const first = sharedBase_;
     bool const overlap = pl.stages >= 3;
     std::int64_t const lead = overlap ? pl.stages - 2 : pl.stages - 1;
@@ -516,6 +533,15 @@ void PtxCodegen::emitTmaPipeline(Pipeline const& pl) {
                                         offset(barriers + 8 * s)));
     writer_.instruction("fence.mbarrier_init.release.cluster");
     writer_.instruction("bar.sync 0");
+    if (hoisting_) { // PERSISTENT=1: the ring the tiles' pipelines carry on (PtxPersistent.cpp)
+        carried_ = Ring{.data = offset(0),
+                        .firstFull = offset(barriers),
+                        .full = offset(barriers),
+                        .phase = writer_.newRegister(PtxType::B32)};
+        writer_.instruction(fmt::format("mov.u32 {}, 0", carried_->phase));
+        warpgroupsInFlight_ = 0;
+        return;
+    }
 
     for (Id init : graph_.successors(pl.op, ControlEdgeKind::Initialize))
         operation(init);
@@ -566,6 +592,8 @@ void PtxCodegen::emitTmaPipeline(Pipeline const& pl) {
 // Barriers after the split count only the consumers (bar.sync 1, consumers); the producers jump to
 // the kernel's end.
 void PtxCodegen::emitWarpSpecializedPipeline(Pipeline const& pl) {
+    if (carried_)
+        return consumeCarriedTile(pl);
     if (!shape_.workitems[2] || shape_.block[0] * shape_.block[1] != 32 || shape_.block[2] % 4 != 0)
         throw UserError(fmt::format("WARP_SPECIALIZE=1 adds a warpgroup to workgroups whose "
                                     "warps run along z ({} x {} x {} workitems are not; schedule "
@@ -612,25 +640,31 @@ void PtxCodegen::emitWarpSpecializedPipeline(Pipeline const& pl) {
     {
         writer_.pushScope();
         ExprPtr const issuer = binary(BinaryOp::Equal, linear, literal(consumerWarps * 32));
-        for (Id init : graph_.successors(pl.op, ControlEdgeKind::Initialize))
-            if (graph_.mapping.get(init, role::dest) == pl.counter)
-                operation(init);
-        std::string const write = offset(0), firstFull = offset(barriers),
-                          firstEmpty = offset(empties), full = offset(barriers),
-                          empty = offset(empties), phase = writer_.newRegister(PtxType::B32);
-        writer_.instruction(fmt::format("mov.u32 {}, 1", phase));
-        std::string const top = writer_.newLabel("produce"), done = writer_.newLabel("produced");
-        writer_.label(top);
-        writer_.pushScope();
-        std::string const p = writer_.emit(pl.o.expression, DataType::Bool, bindings());
-        writer_.instruction(fmt::format("@!{} bra {}", p, done));
-        waitOnMbarrier(empty, phase, kMbarrierPolls);
-        produceTma(pl, 0, write, full, issuer);
-        operation(pl.increment);
-        nextCopy(pl, first, write, {{full, firstFull}, {empty, firstEmpty}}, phase);
-        writer_.popScope();
-        writer_.instruction(fmt::format("bra.uni {}", top));
-        writer_.label(done);
+        auto initializeCounter = [&] {
+            for (Id init : graph_.successors(pl.op, ControlEdgeKind::Initialize))
+                if (graph_.mapping.get(init, role::dest) == pl.counter)
+                    operation(init);
+        };
+        if (!hoisting_)
+            initializeCounter();
+        Ring const ring{.data = offset(0),
+                        .firstFull = offset(barriers),
+                        .firstEmpty = offset(empties),
+                        .full = offset(barriers),
+                        .empty = offset(empties),
+                        .phase = writer_.newRegister(PtxType::B32)};
+        writer_.instruction(fmt::format("mov.u32 {}, 1", ring.phase));
+        if (hoisting_) {
+            // PERSISTENT=1: every tile's slices, in the consumers' order of tiles; the ring and
+            // its phase go on from tile to tile, so the next tile's slices load while the
+            // consumers store the last one's result.
+            forEachTile([&] {
+                initializeCounter();
+                produceSlices(pl, ring, issuer);
+            });
+        } else {
+            produceSlices(pl, ring, issuer);
+        }
         writer_.instruction(fmt::format("bra.uni {}", exitLabel_));
         writer_.popScope();
     }
@@ -651,37 +685,84 @@ void PtxCodegen::emitWarpSpecializedPipeline(Pipeline const& pl) {
     writer_.instruction(fmt::format("setmaxnreg.inc.sync.aligned.u32 {}", consumerRegisters));
     producerWarps_ = 4;
     consumerThreads_ = consumerWarps * 32;
+    if (hoisting_) { // PERSISTENT=1: the ring each tile's consumers carry on (consumeCarriedTile)
+        carried_ = Ring{.data = offset(0),
+                        .firstFull = offset(barriers),
+                        .firstEmpty = offset(empties),
+                        .full = offset(barriers),
+                        .empty = offset(empties),
+                        .previous = offset(empties),
+                        .phase = writer_.newRegister(PtxType::B32)};
+        writer_.instruction(fmt::format("mov.u32 {}, 0", carried_->phase));
+        return;
+    }
     warpgroupsInFlight_ = 1;
     for (Id init : graph_.successors(pl.op, ControlEdgeKind::Initialize))
         operation(init);
-    std::string const read = offset(0), firstFull = offset(barriers), firstEmpty = offset(empties),
-                      full = offset(barriers), empty = offset(empties), previous = offset(empties),
-                      phase = writer_.newRegister(PtxType::B32);
-    writer_.instruction(fmt::format("mov.u32 {}, 0", phase));
+    Ring const ring{.data = offset(0),
+                    .firstFull = offset(barriers),
+                    .firstEmpty = offset(empties),
+                    .full = offset(barriers),
+                    .empty = offset(empties),
+                    .previous = offset(empties),
+                    .phase = writer_.newRegister(PtxType::B32)};
+    writer_.instruction(fmt::format("mov.u32 {}, 0", ring.phase));
+    consumeSlices(pl, ring);
+    writer_.instruction("wgmma.wait_group.sync.aligned 0");
+    warpgroupsInFlight_ = 0;
+}
+
+// The producer's loop over the K slices: each waits until the consumers are done with the copy
+// at ring.data (its empty mbarrier, parity ring.phase), issues its copies and goes on to the next
+// copy round the ring.
+void PtxCodegen::produceSlices(Pipeline const& pl, Ring const& ring, ExprPtr const& issuer) {
+    std::string const top = writer_.newLabel("produce"), done = writer_.newLabel("produced");
+    writer_.label(top);
+    writer_.pushScope();
+    std::string const p = writer_.emit(pl.o.expression, DataType::Bool, bindings());
+    writer_.instruction(fmt::format("@!{} bra {}", p, done));
+    waitOnMbarrier(ring.empty, ring.phase, kMbarrierPolls);
+    produceTma(pl, 0, ring.data, ring.full, issuer);
+    operation(pl.increment);
+    nextCopy(pl, sharedBase_, ring.data,
+             {{ring.full, ring.firstFull}, {ring.empty, ring.firstEmpty}}, ring.phase);
+    writer_.popScope();
+    writer_.instruction(fmt::format("bra.uni {}", top));
+    writer_.label(done);
+}
+
+// The consumers' loop over the K slices: each waits until its copy has landed (the full mbarrier,
+// parity ring.phase), multiplies, and releases the copy of the slice before (ring.previous: its
+// wgmmas are done), whose empty mbarrier each consumer warp arrives on once.
+void PtxCodegen::consumeSlices(Pipeline const& pl, Ring const& ring) {
+    std::string const first = sharedBase_;
     std::string const top = writer_.newLabel("loop"), done = writer_.newLabel("done");
     writer_.label(top);
     writer_.pushScope();
     std::string const p = writer_.emit(pl.o.expression, DataType::Bool, bindings());
     writer_.instruction(fmt::format("@!{} bra {}", p, done));
-    waitOnMbarrier(full, phase, kMbarrierPolls);
-    sharedBase_ = read;
+    waitOnMbarrier(ring.full, ring.phase, kMbarrierPolls);
+    sharedBase_ = ring.data;
     list(pl.consumer);
     sharedBase_ = first;
     // consume(i - 1)'s wgmmas are done (consume(i) waited for all but its own group): its copy
     // is free for the producer.
-    ExprPtr const release =
-        binary(BinaryOp::LogicalAnd, binary(BinaryOp::Greater, index(pl.counter), literal(0)),
-               binary(BinaryOp::Equal, linear % literal(32), literal(0)));
     writer_.instruction(fmt::format("@{} mbarrier.arrive.shared::cta.b64 _, [{}]",
-                                    writer_.emit(release, DataType::Bool, bindings()), previous));
-    writer_.instruction(fmt::format("mov.u32 {}, {}", previous, empty));
+                                    writer_.emit(releasesPrevious(pl), DataType::Bool, bindings()),
+                                    ring.previous));
+    writer_.instruction(fmt::format("mov.u32 {}, {}", ring.previous, ring.empty));
     operation(pl.increment);
-    nextCopy(pl, first, read, {{full, firstFull}, {empty, firstEmpty}}, phase);
+    nextCopy(pl, first, ring.data, {{ring.full, ring.firstFull}, {ring.empty, ring.firstEmpty}},
+             ring.phase);
     writer_.popScope();
     writer_.instruction(fmt::format("bra.uni {}", top));
     writer_.label(done);
-    writer_.instruction("wgmma.wait_group.sync.aligned 0");
-    warpgroupsInFlight_ = 0;
+}
+
+// Where a consumer warp releases the previous slice's copy: past the first slice, on its lane 0.
+ExprPtr PtxCodegen::releasesPrevious(Pipeline const& pl) const {
+    return binary(BinaryOp::LogicalAnd, binary(BinaryOp::Greater, index(pl.counter), literal(0)),
+                  binary(BinaryOp::Equal, linearWorkitem(shape_) % literal(32), literal(0)));
 }
 
 } // namespace kiln::lowering::detail

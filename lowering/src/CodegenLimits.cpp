@@ -62,6 +62,11 @@ void checkCodegenParameters(CodegenOptions const& options) {
                                         "tiles) to {} rows of tiles walked together",
                                         group->second, kMaxGroupM));
     }
+    if (auto const persistent = options.schedule.find("PERSISTENT");
+        persistent != options.schedule.end() && persistent->second != 0 && persistent->second != 1)
+        throw UserError(fmt::format("PERSISTENT={} must be 0 (a workgroup per output tile) or 1 "
+                                    "(workgroups that loop over the output tiles)",
+                                    persistent->second));
     if (auto const online = options.schedule.find("ONLINE");
         online != options.schedule.end() && online->second != 0 && online->second != 1)
         throw UserError(fmt::format("ONLINE={} must be 0 (a softmax's rows read for their max, "

@@ -8,6 +8,7 @@
 #include "kiln/graph/ExpressionText.h"
 #include "kiln/graph/Simplify.h"
 #include "kiln/graph/UnrolledLoop.h"
+#include "kiln/lowering/Occupancy.h"
 #include "kiln/lowering/TileOrder.h"
 
 #include <algorithm>
@@ -792,7 +793,7 @@ void KernelWalker<Register>::bindHardwareIndices() {
         }
     }
     if (auto const g = options_.schedule.find("GROUP_M");
-        g != options_.schedule.end() && g->second > 0)
+        g != options_.schedule.end() && g->second > 0 && !persistentTiles(options_.schedule))
         orderTilesInGroups(g->second);
 }
 
@@ -807,6 +808,7 @@ void KernelWalker<Register>::orderTilesInGroups(std::int64_t group) {
         return; // one row or column of tiles: there is no other order
     ExprPtr const x = graph_.coordinates.node(*rows).size, y = graph_.coordinates.node(*cols).size;
     if (!x || !y)
+    // A persistent kernel binds its tiles' indices in its loop (bindTile()).
         return;
     // Settled after each index changes, so that nothing computed from its old value is reused;
     // the row's work is reused for the column.
@@ -834,6 +836,92 @@ std::map<Id, ExprPtr> KernelWalker<Register>::known() const {
                      : units_.contains(d)      ? literal(0) // one warp, one workgroup
                                                : index(d));
     }
+template <class Register>
+void KernelWalker<Register>::kernelBody() {
+    auto const body = graph_.sequence(graph_.kernel(), ControlEdgeKind::Body);
+    if (!persistentTiles(options_.schedule))
+        return list(body);
+    beforeTiles(body);
+    forEachTile([&] {
+        list(body);
+        betweenTiles();
+    });
+}
+
+template <class Register>
+void KernelWalker<Register>::forEachTile(std::function<void()> const& body) {
+    ExprPtr tiles = literal(1);
+    for (auto const& d : shape_.workgroups)
+        if (d && !units_.contains(*d))
+            tiles = tiles * convert(DataType::I64, graph_.coordinates.node(*d).size);
+    Register const tile = linearWorkgroup(), step = workgroupsLaunched();
+    settle();
+    LoopLabels const labels = beginTiles(tile, simplify(tiles));
+    bindTile(tile);
+    body();
+    endTiles(labels, tile, step);
+    settle();
+}
+
+// The tile's number goes into the last axis's index (the carrier), and every index is computed
+// from it, the carrier's own last: x = t % X, y = (t / X) % Y, z = t / (X Y); or, grouped, (x,
+// y) = groupedTile(t % (X Y)). Quotients in i32, as TileOrder.h's: a grid has fewer than 2^31
+// tiles. Settled after each index changes, so that nothing computed from its old value is
+// reused.
+template <class Register>
+void KernelWalker<Register>::bindTile(Register const& tile) {
+    std::vector<Id> axes;
+    std::vector<ExprPtr> sizes;
+    for (auto const& d : shape_.workgroups)
+        if (d && !units_.contains(*d)) {
+            axes.push_back(*d);
+            sizes.push_back(graph_.coordinates.node(*d).size);
+        }
+    if (axes.empty())
+        return;
+    Id const carrier = axes.back();
+    copyIndex(carrier, tile);
+    settle();
+    auto i32 = [](ExprPtr const& e) { return convert(DataType::I32, e); };
+    ExprPtr below; // the tiles of the axes before this one, in i32 (none: 1)
+    std::size_t first = 0;
+    auto const g = options_.schedule.find("GROUP_M");
+    if (g != options_.schedule.end() && g->second > 0 && axes.size() >= 2 &&
+        shape_.workgroups[0] == axes[0] && shape_.workgroups[1] == axes[1]) {
+        ExprPtr const span = i32(sizes[0]) * i32(sizes[1]);
+        ExprPtr const linear = axes.size() > 2 ? i32(index(carrier)) % span : index(carrier);
+        GridTile const t = groupedTile(linear, sizes[0], sizes[1], g->second);
+        assignIndex(axes[0], t.row);
+        assignIndex(axes[1], t.column);
+        settle();
+        below = span;
+        first = 2;
+    }
+    for (std::size_t a = first; a < axes.size(); ++a) {
+        bool const last = a + 1 == axes.size();
+        if (!below && last)
+            break; // one axis: the carrier holds its index
+        ExprPtr q = below ? i32(index(carrier)) / below : i32(index(carrier));
+        if (!last)
+            q = q % i32(sizes[a]);
+        assignIndex(axes[a], convert(DataType::I64, q));
+        settle();
+        below = below ? below * i32(sizes[a]) : i32(sizes[a]);
+    }
+}
+
+template <class Register>
+void KernelWalker<Register>::beforeTiles(std::vector<Id> const&) {}
+
+template <class Register>
+void KernelWalker<Register>::betweenTiles() {
+    auto const nodes = graph_.control.nodes();
+    if (std::any_of(nodes.begin(), nodes.end(), [&](Id op) {
+            return graph_.control.node(op).kind == OperationKind::StoreShared;
+        }))
+        barrier();
+}
+
     return k;
 }
 

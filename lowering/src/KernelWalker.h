@@ -30,6 +30,7 @@
 #include "kiln/lowering/Precision.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -295,6 +296,24 @@ protected:
     DataType tensorType(Id user) const;
 
     // ---- Where accessed elements lie, and how they group into vector accesses --------------
+    // ---- Persistent tiles (PERSISTENT=1) --------------------------------------------------
+
+    /// The Kernel operation's body: walked once, or with PERSISTENT=1 inside a loop over the
+    /// output tiles the workgroup takes (forEachTile()), after what the target sets up once
+    /// (beforeTiles()), each tile followed by betweenTiles().
+    void kernelBody();
+    /// PERSISTENT=1: `body` written once inside a loop over the output tiles this workgroup
+    /// takes. The tiles are the grid of the Workgroup dimensions (the manifest's grid), numbered
+    /// x fastest; the workgroup takes number linearWorkgroup(), then every workgroupsLaunched()-th
+    /// after it, so that a launch of any number of workgroups computes every tile once. Before
+    /// each, the Workgroup indices are rebound to the tile (bindTile()), so the body reads them
+    /// as it would in a workgroup of its own. A target may run it more than once (a producer's
+    /// loop beside the consumers').
+    void forEachTile(std::function<void()> const& body);
+    /// The Workgroup indices of tile number `tile`: GROUP_M's grouped order of axes 0 and 1 where
+    /// set (TileOrder.h), else x fastest, as the hardware numbers workgroups.
+    void bindTile(Register const& tile);
+
 
     /// Each element of a held value at its place in a tensor: its offset, and the conditions
     /// under which it exists there.
@@ -449,3 +468,22 @@ protected:
 };
 
 } // namespace kiln::lowering::detail
+    // Persistent tiles (forEachTile()).
+    /// The workgroup's linear number in the grid launched (x fastest), and the number of
+    /// workgroups launched, each an i64 in a register of its own.
+    virtual Register linearWorkgroup() = 0;
+    virtual Register workgroupsLaunched() = 0;
+    /// The top of the loop over tiles: its labels, and a branch to `done` where `tile` is not
+    /// below `tiles`.
+    virtual LoopLabels beginTiles(Register const& tile, ExprPtr const& tiles) = 0;
+    /// tile += step, the branch back to the top, and the label after the loop.
+    virtual void endTiles(LoopLabels const& labels, Register const& tile, Register const& step) = 0;
+    /// Index `dest` (a Workgroup dimension) = the i64 in register `from`.
+    virtual void copyIndex(Id dest, Register const& from) = 0;
+
+    /// Before the loop over tiles, what the target sets up once for all of them in `body`
+    /// (the kernel's): nothing by default.
+    virtual void beforeTiles(std::vector<Id> const& body);
+    /// After each tile: a barrier where the kernel stages shared memory, so that no workitem's
+    /// next tile overwrites a tile another still reads (the default).
+    virtual void betweenTiles();

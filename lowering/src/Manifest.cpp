@@ -97,6 +97,10 @@ std::string EmittedKernel::manifestJson() const {
         if (p.tensorMap)
             item["tensor_map"] = {{"tensor", p.tensorMap->tensor},
                                   {"box", p.tensorMap->box},
+    // PERSISTENT=1: the grid above counts the output tiles; the launch is min(tiles,
+    // multiprocessors x workgroups_per_multiprocessor) workgroups along x (Occupancy.h).
+    if (workgroupsPerMultiprocessor > 0)
+        m["persistent"] = {{"workgroups_per_multiprocessor", workgroupsPerMultiprocessor}};
                                   {"swizzle", p.tensorMap->swizzle},
                                   {"sizes", p.tensorMap->sizes},
                                   {"strides", p.tensorMap->strides}};

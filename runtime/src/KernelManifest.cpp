@@ -174,6 +174,19 @@ Expected<KernelParameter> readParameter(json const& value, std::size_t index,
                                              " is not a multiple of the parameter's alignment (" +
                                              std::to_string(alignment) + ")");
     }
+    if (auto const workspace = value.find("workspace"); workspace != value.end()) {
+        std::string const at = path + "/workspace";
+        if (parameter.kind != ParameterKind::Pointer)
+            return problem(at, "only a parameter of kind \"pointer\" is a workspace");
+        if (!workspace->is_object())
+            return problem(at, "must be an object, not " + workspace->dump());
+        KILN_ASSIGN_OR_RETURN(
+            parameter.workspaceBytes,
+            readString(*workspace, "bytes", at, problem, "its bytes, an expression of the sizes"));
+        auto const zeroed = workspace->find("zeroed");
+        if (zeroed == workspace->end() || !zeroed->is_boolean() || !zeroed->get<bool>())
+            return problem(at + "/zeroed", "must be true (a workspace starts zeroed)");
+    }
     auto const map = value.find("tensor_map");
     if (parameter.kind != ParameterKind::TensorMap) {
         if (map != value.end())
@@ -229,6 +242,20 @@ Expected<KernelManifest> KernelManifest::fromJson(std::string_view text,
     if (auto cluster = root.find("cluster"); cluster != root.end()) {
         KILN_ASSIGN_OR_RETURN(manifest.cluster, readCluster(*cluster, problem));
     }
+    if (auto persistent = root.find("persistent"); persistent != root.end()) {
+        auto const per = persistent->is_object() ? persistent->find("workgroups_per_multiprocessor")
+                                                 : persistent->end();
+        if (!persistent->is_object() || per == persistent->end())
+            return problem("/persistent", "must be {\"workgroups_per_multiprocessor\": N}, not " +
+                                              persistent->dump());
+        KILN_ASSIGN_OR_RETURN(
+            std::uint64_t count,
+            readCount(*per, "/persistent/workgroups_per_multiprocessor", problem));
+        if (count == 0 || count > 1024)
+            return problem("/persistent/workgroups_per_multiprocessor",
+                           "must be between 1 and 1024, not " + per->dump());
+        manifest.workgroupsPerMultiprocessor = static_cast<std::uint32_t>(count);
+    }
     auto const parameters = root.find("parameters");
     if (parameters == root.end()) {
         return problem("/parameters", "missing (the kernel's parameters, [] for none)");
@@ -280,6 +307,8 @@ std::string KernelManifest::toJson() const {
     root["shared_bytes"] = sharedBytes;
     if (cluster)
         root["cluster"] = {cluster->x, cluster->y, cluster->z};
+    if (workgroupsPerMultiprocessor > 0)
+        root["persistent"] = {{"workgroups_per_multiprocessor", workgroupsPerMultiprocessor}};
     json list = json::array();
     for (KernelParameter const& parameter : parameters) {
         json item = {{"name", parameter.name},
@@ -287,6 +316,8 @@ std::string KernelManifest::toJson() const {
                      {"kind", std::string(runtime::name(parameter.kind))},
                      {"size", parameter.size},
                      {"offset", parameter.offset}};
+        if (!parameter.workspaceBytes.empty())
+            item["workspace"] = {{"bytes", parameter.workspaceBytes}, {"zeroed", true}};
         if (TensorMapShape const* map = parameter.tensorMap ? &*parameter.tensorMap : nullptr) {
             item["tensor_map"] = {
                 {"tensor", parameter.tensor},

@@ -21,6 +21,7 @@
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/ExpressionText.h"
 #include "kiln/lowering/Compile.h"
+#include "kiln/lowering/Occupancy.h"
 #include "kiln/runtime/Assembler.h"
 #include "kiln/runtime/Ptxas.h"
 #include "kiln/scheduler/CheckProvenance.h"
@@ -111,7 +112,7 @@ void buildSharedLibrary(std::string const& source, std::string const& library) {
 } // namespace
 
 ExportedFiles exportKernel(ExportRequest const& request) {
-    lowering::EmittedKernel const kernel =
+    lowering::EmittedKernel kernel =
         lowering::compileCommand(*request.command, *request.pipeline,
                                  {.target = request.target, .parameters = request.params})
             .kernel;
@@ -134,20 +135,22 @@ ExportedFiles exportKernel(ExportRequest const& request) {
     if (request.sharedLibrary && amd)
         fail("--shared-library: the C ABI covers CUDA targets only; {} has none yet",
              request.target);
-    std::string const header =
-        generateHeader(kernel, {.name = name,
-                                .origin = request.origin,
-                                .checked = request.checked,
-                                .codeObject = codeObject ? &*codeObject : nullptr});
     std::optional<std::string> cubin;
     if (!amd && runtime::findPtxas().ok()) {
         auto assembled = runtime::assemblePtx(kernel.code, request.target);
         if (!assembled.ok())
             fail("ptxas refused the exported kernel: {}", assembled.status().message());
         lowering::checkRegisters(kernel, assembled.value().registers);
+        // A persistent grid sized by the registers ptxas gave (Occupancy.h).
+        kernel = lowering::withAssembledRegisters(std::move(kernel), assembled.value().registers);
         auto const& bytes = assembled.value().cubin;
         cubin = std::string(reinterpret_cast<char const*>(bytes.data()), bytes.size());
     }
+    std::string const header =
+        generateHeader(kernel, {.name = name,
+                                .origin = request.origin,
+                                .checked = request.checked,
+                                .codeObject = codeObject ? &*codeObject : nullptr});
     CapiOptions const capi{.name = name,
                            .origin = request.origin,
                            .checked = request.checked,

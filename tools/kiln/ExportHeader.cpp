@@ -149,9 +149,26 @@ std::string generateHeader(lowering::EmittedKernel const& kernel, HeaderOptions 
                                  "manifest when it is loaded.\nusing Kernel = "
                                  "kiln::runtime::TypedKernel<{}>;",
                                  fmt::join(types, ", ")),
-        launchCall = fmt::format("    return stream.launch(kernel, grid(sizes), kBlock, "
-                                 "kSharedBytes,\n                         {});",
-                                 fmt::join(args, ", "));
+        launchCall;
+    // A persistent kernel (PERSISTENT=1): grid() counts its tiles, and launch() launches as
+    // many workgroups as the stream's device holds at once (PersistentGrid.h).
+    std::string persistentInclude, persistentNote, launchGrid = "grid(sizes)";
+    if (kernel.workgroupsPerMultiprocessor > 0) {
+        persistentInclude = "#include \"kiln/runtime/PersistentGrid.h\"\n";
+        persistentNote = fmt::format(
+            "\n/// The kernel loops over its output tiles (PERSISTENT=1): grid() counts them, "
+            "and launch()\n/// launches min(tiles, multiprocessors x this many) workgroups, as "
+            "many as the device holds\n/// at once.\ninline constexpr std::uint32_t "
+            "kWorkgroupsPerMultiprocessor = {}u;",
+            kernel.workgroupsPerMultiprocessor);
+        launchGrid =
+            "kiln::runtime::persistentGrid(\n"
+            "                             grid(sizes), kWorkgroupsPerMultiprocessor,\n"
+            "                             stream.device().description().multiprocessorCount)";
+    }
+    launchCall = fmt::format("    return stream.launch(kernel, {}, kBlock, "
+                             "kSharedBytes,\n                         {});",
+                             launchGrid, fmt::join(args, ", "));
     if (!encodes.empty()) {
         launchLocals = "    using namespace detail;\n" + sizeLocals + encodes;
         kernelType = "/// The kernel, whose arguments (its tensor maps made at each launch among "
@@ -162,9 +179,9 @@ std::string generateHeader(lowering::EmittedKernel const& kernel, HeaderOptions 
             adds += fmt::format("\n        .add({})", a);
         launchCall = fmt::format("    kiln::runtime::KernelArguments arguments;\n"
                                  "    arguments{};\n"
-                                 "    return stream.launch(kernel, {{grid(sizes), kBlock, "
+                                 "    return stream.launch(kernel, {{{}, kBlock, "
                                  "kSharedBytes, kiln::runtime::Dim3{{}}}}, arguments);",
-                                 adds);
+                                 adds, launchGrid);
     }
 
     std::string out = fmt::format(
@@ -188,7 +205,7 @@ std::string generateHeader(lowering::EmittedKernel const& kernel, HeaderOptions 
 #include "kiln/runtime/DevicePointer.h"
 #include "kiln/runtime/KernelLoaderSpec.h"
 #include "kiln/runtime/KernelManifest.h"
-#include "kiln/runtime/ScalarType.h"
+{persistentInclude}#include "kiln/runtime/ScalarType.h"
 #include "kiln/runtime/Stream.h"
 #include "kiln/runtime/TypedKernel.h"
 
@@ -208,7 +225,7 @@ inline constexpr char const kTarget[] = "{target}";
 /// Workitems per workgroup (the block it was generated for).
 inline constexpr kiln::runtime::Dim3 kBlock{{{bx}u, {by}u, {bz}u}};
 /// Dynamic shared memory per workgroup, in bytes{sharedNote}.
-inline constexpr std::size_t kSharedBytes = {shared};
+inline constexpr std::size_t kSharedBytes = {shared};{persistentNote}
 
 {codeSection}
 
@@ -298,6 +315,8 @@ inline kiln::runtime::Stream& launch(kiln::runtime::Stream& stream, Kernel const
         fmt::arg("sizeLocals", sizeLocals), fmt::arg("params", launchParams),
         fmt::arg("kernelType", kernelType), fmt::arg("launchCall", launchCall),
         fmt::arg("launchLocals", launchLocals), fmt::arg("tensorMapNote", tensorMapNote),
+        fmt::arg("persistentInclude", persistentInclude),
+        fmt::arg("persistentNote", persistentNote),
         fmt::arg("tensorMapHelper",
                  encodes.empty()
                      ? ""

@@ -23,6 +23,7 @@
 #include "kiln/graph/SemanticCheck.h"
 #include "kiln/graph/SourceJson.h"
 #include "kiln/lowering/Compile.h"
+#include "kiln/lowering/Occupancy.h"
 #include "kiln/rules/Pipeline.h"
 #include "kiln/runtime/Assembler.h"
 #include "kiln/runtime/Kernel.h"
@@ -191,6 +192,11 @@ nlohmann::json compileRequest(nlohmann::json const& request) {
             if (!assembled)
                 return {{"ok", false}, {"error", assembled.status().message()}};
             lowering::checkRegisters(kernel, assembled->registers);
+            // A persistent grid sized by the registers ptxas gave (Occupancy.h).
+            if (kernel.workgroupsPerMultiprocessor > 0)
+                writeFile(
+                    artifact + ".manifest.json",
+                    lowering::withAssembledRegisters(kernel, assembled->registers).manifestJson());
             std::ofstream(artifact + ".cubin", std::ios::binary)
                 .write(reinterpret_cast<char const*>(assembled->cubin.data()),
                        std::streamsize(assembled->cubin.size()));

@@ -98,6 +98,17 @@ private:
                    std::string const& done) override;
     void endCopy(Id counter) override;
     void endUnrolled(std::string const& done) override;
+    // ---- Persistent tiles (AmdgcnPersistent.cpp) ------------------------------------------
+    gcn::Value linearWorkgroup() override;
+    gcn::Value workgroupsLaunched() override;
+    LoopLabels beginTiles(gcn::Value const& tile, ExprPtr const& tiles) override;
+    void endTiles(LoopLabels const& labels, gcn::Value const& tile,
+                  gcn::Value const& step) override;
+    void copyIndex(Id dest, gcn::Value const& from) override;
+    /// The workgroups launched along x, y and z (SGPRs), from the dispatch packet.
+    std::array<gcn::Value, 3> launchedPerAxis();
+    std::optional<std::array<gcn::Value, 3>> launched_;
+
     std::pair<gcn::Value, int> ldsAddress(Id shared, ExprPtr const& index, SharedBases& bases);
     std::vector<gcn::Value> readShared(Id shared, std::vector<std::map<Id, ExprPtr>> const& at,
                                        SharedBases& bases);

@@ -18,13 +18,21 @@ EntryRegisters const& AssemblyKernel::prologue() {
     KILN_ASSERT(context_.sgprs().inUse() == 0 && context_.vgprs().inUse() == 0,
                 "prologue() after registers were allocated");
     EntryRegisters e;
-    e.kernarg = context_.sgprs().reserve(0, 2, DataType::I64);
-    int next = 2;
+    // User SGPRs in the hardware's order: the dispatch packet's address, then the kernarg's.
+    int next = 0;
+    if (spec_.dispatchPacket) {
+        e.dispatch = context_.sgprs().reserve(next, 2, DataType::I64);
+        next += 2;
+    }
+    e.kernarg = context_.sgprs().reserve(next, 2, DataType::I64);
+    next += 2;
     for (int axis = 0; axis < 3; ++axis)
         if (spec_.workgroupAxes[static_cast<std::size_t>(axis)])
             e.workgroupId[static_cast<std::size_t>(axis)] =
                 context_.sgprs().reserve(next++, 1, DataType::I32);
     e.workitemIds = context_.vgprs().reserve(0, 1, DataType::I32);
+    if (e.dispatch)
+        context_.liveness().defineOnEntry(*e.dispatch);
     context_.liveness().defineOnEntry(e.kernarg);
     for (auto const& w : e.workgroupId)
         if (w)
@@ -94,6 +102,8 @@ std::string AssemblyKernel::assembly() {
 
     s += ".rodata\n.p2align 6\n";
     s += fmt::format(".amdhsa_kernel {}\n", name);
+    if (spec_.dispatchPacket)
+        s += "  .amdhsa_user_sgpr_dispatch_ptr 1\n";
     s += "  .amdhsa_user_sgpr_kernarg_segment_ptr 1\n";
     for (int axis = 0; axis < 3; ++axis)
         s += fmt::format("  .amdhsa_system_sgpr_workgroup_id_{} {}\n", "xyz"[axis],

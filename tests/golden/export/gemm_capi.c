@@ -44,6 +44,7 @@ typedef unsigned long long CUdeviceptr;
 #define CUDA_ERROR_OUT_OF_MEMORY 2
 #define CUDA_ERROR_SHARED_OBJECT_INIT_FAILED 303
 #define CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
+#define CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16
 
 struct kiln_driver {
     CUresult (*cuInit)(unsigned flags);
@@ -68,6 +69,9 @@ struct kiln_driver {
                                        const uint32_t* box, const uint32_t* elementStrides,
                                        int interleave, int swizzle, int l2Promotion,
                                        int oobFill); /* CUDA 12.0; optional: TMA kernels only */
+    /* Optional: persistent kernels only (the multiprocessors of the launch's device). */
+    CUresult (*cuCtxGetDevice)(CUdevice* device);
+    CUresult (*cuDeviceGetAttribute)(int* value, int attribute, CUdevice device);
 };
 
 /* The entry points by the names libcuda.so exports (cuda.h's macros add the _v2). */
@@ -91,6 +95,8 @@ static const struct {
     {"cuLaunchKernel", offsetof(struct kiln_driver, cuLaunchKernel), 0},
     {"cuCtxGetId", offsetof(struct kiln_driver, cuCtxGetId), 1},
     {"cuTensorMapEncodeTiled", offsetof(struct kiln_driver, cuTensorMapEncodeTiled), 1},
+    {"cuCtxGetDevice", offsetof(struct kiln_driver, cuCtxGetDevice), 1},
+    {"cuDeviceGetAttribute", offsetof(struct kiln_driver, cuDeviceGetAttribute), 1},
 };
 
 static struct kiln_driver kiln_cuda;
@@ -250,8 +256,37 @@ static CUresult kiln_context(void* stream, CUcontext current, CUcontext* context
     return CUDA_SUCCESS;
 }
 
-/* Enqueues the kernel on `stream` with `grid` workgroups and the kernel's arguments. */
-static CUresult kiln_launch(void* stream, const int64_t grid[3], void** arguments) {
+/* A persistent kernel's grid (its workgroups loop over the tiles `grid` counts): as many
+ * workgroups along x as the current context's device holds at once, `per_multiprocessor` on each
+ * multiprocessor, and no more than the tiles. */
+static CUresult kiln_persistent_grid(unsigned per_multiprocessor, int64_t grid[3]) {
+    CUdevice device;
+    int multiprocessors = 0;
+    CUresult code;
+    int64_t const tiles = grid[0] * grid[1] * grid[2];
+    if (!kiln_cuda.cuCtxGetDevice || !kiln_cuda.cuDeviceGetAttribute)
+        return kiln_fail(CUDA_ERROR_INVALID_VALUE,
+                         "%s loops over its tiles on as many workgroups as the device holds; the "
+                         "CUDA driver lacks cuCtxGetDevice or cuDeviceGetAttribute to say how many",
+                         kiln_entry);
+    if ((code = kiln_cuda.cuCtxGetDevice(&device)) != CUDA_SUCCESS)
+        return kiln_driver_fail(code, "cuCtxGetDevice", "");
+    if ((code = kiln_cuda.cuDeviceGetAttribute(&multiprocessors,
+                                               CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device)) !=
+        CUDA_SUCCESS)
+        return kiln_driver_fail(code, "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)", "");
+    grid[0] = (int64_t)multiprocessors * per_multiprocessor;
+    if (grid[0] > tiles || grid[0] <= 0)
+        grid[0] = tiles;
+    grid[1] = grid[2] = 1;
+    return CUDA_SUCCESS;
+}
+
+/* Enqueues the kernel on `stream` with the kernel's arguments and `tiles` workgroups, or, for a
+ * persistent kernel (`persistent` workgroups per multiprocessor, 0 for none), the persistent
+ * grid of them. */
+static CUresult kiln_launch(void* stream, const int64_t tiles[3], unsigned persistent,
+                            void** arguments) {
     CUcontext current = NULL;
     CUcontext context = NULL;
     CUfunction function = NULL;
@@ -259,6 +294,9 @@ static CUresult kiln_launch(void* stream, const int64_t grid[3], void** argument
     int pushed = 0;
     char detail[160];
     int axis;
+    int64_t grid[3];
+    for (axis = 0; axis < 3; ++axis)
+        grid[axis] = tiles[axis];
     for (axis = 0; axis < 3; ++axis)
         if (grid[axis] > 0xffffffffLL || grid[axis] < 0)
             return kiln_fail(CUDA_ERROR_INVALID_VALUE,
@@ -281,6 +319,8 @@ static CUresult kiln_launch(void* stream, const int64_t grid[3], void** argument
     if (code == CUDA_SUCCESS)
         code = kiln_function(context, &function);
     pthread_mutex_unlock(&kiln_lock);
+    if (code == CUDA_SUCCESS && persistent > 0)
+        code = kiln_persistent_grid(persistent, grid);
     if (code == CUDA_SUCCESS &&
         (code = kiln_cuda.cuLaunchKernel(function, (unsigned)grid[0], (unsigned)grid[1],
                                          (unsigned)grid[2], kiln_block[0], kiln_block[1],
@@ -319,7 +359,7 @@ int gemm_launch(void* stream, const void* A, const void* B, void* D, int64_t M, 
         CUdeviceptr kiln_B = (CUdeviceptr)(uintptr_t)B;
         CUdeviceptr kiln_D = (CUdeviceptr)(uintptr_t)D;
         void* kiln_arguments[] = {&kiln_A, &kiln_B, &kiln_D, &M, &K, &N};
-        return kiln_launch(stream, kiln_grid, kiln_arguments);
+        return kiln_launch(stream, kiln_grid, 0u, kiln_arguments);
     }
 }
 

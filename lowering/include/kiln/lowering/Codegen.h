@@ -37,10 +37,12 @@ struct CodegenOptions {
 /// MIN_BLOCKS (.minnctapersm), STAGES (copies of a pipelined loop's shared memory), TMA (1: a
 /// pipelined loop's wgmma tiles loaded by the copy engine, PtxPipeline.cpp) and WARP_SPECIALIZE
 /// (1: those loads issued by a producer warpgroup of their own); GROUP_M (> 0: workgroups take
-/// their tiles in groups of GROUP_M rows of tiles, KernelWalker::orderTilesInGroups); ONLINE (1:
-/// a softmax's row max and sum of exp(x - max) in one pass, OnlineSoftmax.h).
-inline constexpr char const* kCodegenParameters[] = {"MIN_BLOCKS",      "STAGES",  "TMA",
-                                                     "WARP_SPECIALIZE", "GROUP_M", "ONLINE"};
+/// their tiles in groups of GROUP_M rows of tiles, KernelWalker::orderTilesInGroups); PERSISTENT
+/// (1: each workgroup loops over output tiles, KernelWalker::forEachTile; the manifest declares
+/// the persistent grid, PersistentGrid.h); ONLINE (1: a softmax's row max and sum of
+/// exp(x - max) in one pass, OnlineSoftmax.h).
+inline constexpr char const* kCodegenParameters[] = {
+    "MIN_BLOCKS", "STAGES", "TMA", "WARP_SPECIALIZE", "GROUP_M", "PERSISTENT", "ONLINE"};
 
 /// GROUP_M, at most: rows of tiles in one group of the grouped order.
 inline constexpr std::int64_t kMaxGroupM = 1024;
@@ -95,6 +97,10 @@ struct EmittedKernel {
     /// Conditions on sizes the kernel assumes (it traps where one fails), written as
     /// expressions of the size parameters; empty for a kernel of every size.
     std::vector<std::string> assumptions;
+    /// PERSISTENT=1: `grid` counts the output tiles, and the launch is a persistent grid of
+    /// min(tiles, multiprocessors x this many) workgroups along x (PersistentGrid.h); 0: the
+    /// launch is `grid`.
+    std::int64_t workgroupsPerMultiprocessor = 0;
 
     /// The manifest JSON (the runtime's KernelManifest format plus the fields above).
     std::string manifestJson() const;

@@ -15,7 +15,12 @@
 // { "name": "A_map", "type": "f16", "kind": "tensor_map", "size": 128, "offset": 64,
 //   "tensor_map": { "tensor": "A", "box": [64, 128], "swizzle": "128B" } }: the tensor it maps,
 // the box one copy moves (innermost first) and the shared-memory swizzle; "type" is the element
-// type. A kernel launched in thread-block clusters declares "cluster": [2, 1, 1].
+// type. A kernel launched in thread-block clusters declares "cluster": [2, 1, 1]. A persistent
+// kernel (PERSISTENT=1) declares "persistent": {"workgroups_per_multiprocessor": 1}: its "grid"
+// counts output tiles, and launchers launch persistentGrid() of them (PersistentGrid.h). A pointer
+// the launcher allocates itself, a workspace, says so: { "name": "kiln_workspace", "type": "u8",
+// "kind": "pointer", ..., "workspace": { "bytes": "ceildiv(M, 4) * 16 + M * 64", "zeroed": true }
+// }.
 #pragma once
 
 #include "kiln/runtime/LaunchConfig.h"
@@ -49,6 +54,11 @@ struct KernelParameter {
     /// the tensor (another parameter's name, or a tensor of the Command) it maps.
     std::optional<TensorMapShape> tensorMap;
     std::string tensor;
+    /// For a workspace pointer ("workspace": {"bytes": "...", "zeroed": true}): its bytes, an
+    /// expression of the kernel's size parameters. The launcher passes a buffer of at least
+    /// that many bytes, zeroed before the first launch; each launch leaves it zeroed, so one
+    /// buffer serves a stream's launches in turn. Empty for any other parameter.
+    std::string workspaceBytes;
     bool operator==(KernelParameter const&) const = default;
 };
 
@@ -59,6 +69,9 @@ struct KernelManifest {
     std::optional<Dim3> block;   ///< the block size the kernel was generated for
     std::size_t sharedBytes = 0; ///< dynamic shared memory the kernel needs
     std::optional<Dim3> cluster; ///< the thread-block cluster it must be launched in, if any
+    /// A persistent kernel's workgroups per multiprocessor (PersistentGrid.h); 0: the kernel is
+    /// launched on the grid its formula gives.
+    std::uint32_t workgroupsPerMultiprocessor = 0;
     std::vector<KernelParameter> parameters;
     bool operator==(KernelManifest const&) const = default;
 

@@ -4,10 +4,10 @@
 // the `.amdhsa_kernel` descriptor (register counts from the allocators' high-water marks, LDS
 // bytes, accum_offset on gfx90a/gfx942, wave size) and the `.amdgpu_metadata` note that runtimes
 // read: every argument's name, offset, size and kind, the kernarg size, register counts and
-// the workgroup size. The prologue() reserves the registers the hardware initializes (kernarg
-// address in s[0:1], workgroup ids after it, workitem ids in v0) and must run before anything
-// is allocated. manifestJson() is the runtime's KernelManifest format (the same as the PTX
-// backend's), plus grid, registers and schedule.
+// the workgroup size. The prologue() reserves the registers the hardware initializes (the
+// dispatch packet's address where asked for, the kernarg address, workgroup ids after them,
+// workitem ids in v0) and must run before anything is allocated. manifestJson() is the runtime's
+// KernelManifest format (the same as the PTX backend's), plus grid, registers and schedule.
 #pragma once
 
 #include "kiln/amdgcn/ArgumentLoader.h"
@@ -26,13 +26,17 @@ struct KernelSpec {
     std::array<int, 3> block{64, 1, 1};                    ///< workitems per workgroup
     std::array<bool, 3> workgroupAxes{true, false, false}; ///< which workgroup ids the code reads
     int ldsBytes = 0;
+    /// Whether the code reads the dispatch packet (the grid's size: a persistent kernel's
+    /// workgroups launched), whose address then comes in s[0:1], before the kernarg address.
+    bool dispatchPacket = false;
     std::vector<std::string> grid;                ///< workgroups along x, y, z (expressions)
     std::map<std::string, std::int64_t> schedule; ///< recorded in the manifest
 };
 
 /// The registers the hardware fills before the first instruction.
 struct EntryRegisters {
-    Value kernarg;                                   ///< s[0:1]
+    std::optional<Value> dispatch;                   ///< s[0:1] where KernelSpec asks for it
+    Value kernarg;                                   ///< s[0:1], or s[2:3] after the dispatch
     std::array<std::optional<Value>, 3> workgroupId; ///< SGPRs after the user SGPRs
     Value workitemIds; ///< v0 (x, y, z packed 10 bits each on CDNA3/GFX11)
 };

@@ -37,6 +37,8 @@ ExprPtr f32(double v) {
     return literal(Value::real(v, DataType::F32));
 }
 
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
 } // namespace
 
 template <class Register>
@@ -179,26 +181,32 @@ void KernelWalker<Register>::reduceOnline(MaxExpSum const& p, Held<Register>& he
             }
             where = place(r.source, part, memory).conditions;
         }
-        // n = max(m, the chunk's elements); d = d exp(m - n) + sum exp(x - n); m = n.
+        // Each element as f32, -inf where it is missing: its exp is then 0, as the chunk's new
+        // max n >= m is finite. Then n = max(m, the chunk's elements), d = d exp(m - n) + the
+        // sum of exp(x - n), m = n. Each element is computed on its own and the target's memo
+        // dropped after it (settle()): sixteen elements' lane masks at once ran AMDGCN out of
+        // SGPRs.
         std::vector<Register> values;
-        for (std::size_t e = 0; e < part.registers.size(); ++e)
-            values.push_back(
-                materialize(convert(f, leaf(part.registers[e], part.type)), f, part.elements[e]));
+        for (std::size_t e = 0; e < part.registers.size(); ++e) {
+            ExprPtr const value = convert(f, leaf(part.registers[e], part.type));
+            values.push_back(materialize(masked(value, where[e], f32(-kInfinity)), f, row));
+            settle();
+        }
         ExprPtr chunkMax = leaf(runMax.registers[0], f);
-        for (std::size_t e = 0; e < values.size(); ++e)
-            chunkMax =
-                binary(BinaryOp::Max, chunkMax, masked(leaf(values[e], f), where[e], lowest));
+        for (Register const& value : values)
+            chunkMax = binary(BinaryOp::Max, chunkMax, leaf(value, f));
         Register const next = materialize(chunkMax, f, row);
         precision_ = expPrecision;
         ExprPtr const n = leaf(next, f);
         ExprPtr sum =
             leaf(runSum.registers[0], f) * unary(UnaryOp::Exp, leaf(runMax.registers[0], f) - n);
-        for (std::size_t e = 0; e < values.size(); ++e)
-            sum = sum + masked(unary(UnaryOp::Exp, leaf(values[e], f) - n), where[e], f32(0));
+        for (Register const& value : values)
+            sum = sum + unary(UnaryOp::Exp, leaf(value, f) - n);
         assignElement(runSum, 0, sum);
         precision_ = Precision::Exact;
         assignElement(runMax, 0, n);
         leaves_.clear();
+        settle();
         assignIndex(rows.chunk, index(rows.chunk) + literal(1));
         endLoop(labels);
         indices_.erase(rows.chunk);

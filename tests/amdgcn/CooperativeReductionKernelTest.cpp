@@ -50,6 +50,17 @@ std::vector<Schedule> const kSchedules = {
      "softmax-f16.json",
      {{"COOP", 1}, {"ROWS", 2}, {"LANES", 128}, {"VEC", 8}, {"UNROLL", 2}},
      {"v_max_f64", "v_add_f64", "v_exp_f32", "ds_swizzle_b32", "global_store_dwordx4"}},
+    // The online softmax (ONLINE=1): the max and the rescaled sums exchanged one after the
+    // other, the rows read twice.
+    {"softmax_f16_online",
+     "softmax-f16.json",
+     {{"COOP", 1}, {"ROWS", 2}, {"LANES", 128}, {"VEC", 8}, {"UNROLL", 2}, {"ONLINE", 1}},
+     {"v_max_f32", "v_exp_f32", "v_max_f64", "v_add_f64", "ds_swizzle_b32", "s_barrier",
+      "global_store_dwordx4"}},
+    {"softmax_f16_online_warp",
+     "softmax-f16.json",
+     {{"COOP", 1}, {"ROWS", 4}, {"LANES", 32}, {"VEC", 4}, {"ONLINE", 1}},
+     {"v_max_f32", "v_exp_f32", "ds_swizzle_b32", "global_load_dwordx2"}},
     {"layernorm_f16",
      "layernorm-f16.json",
      {{"COOP", 1}, {"ROWS", 1}, {"LANES", 256}, {"VEC", 4}},

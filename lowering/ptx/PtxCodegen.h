@@ -99,6 +99,13 @@ private:
     void setReduced(Held& held, std::size_t c, std::string const& acc, Reduction const& r) override;
     // The shared address of the reduction scratch's slot `slot` (8 bytes each).
     std::string scratchAddress(ExprPtr const& slot);
+    // Rows split over workgroups (PtxReductions.cpp): the workspace's bytes at `offset`.
+    void writeWorkspace(std::string const& acc, DataType type, ExprPtr const& offset,
+                        std::vector<ExprPtr> const& conditions) override;
+    void arriveLast(ExprPtr const& offset, std::int64_t parts) override;
+    std::string readWorkspace(DataType type, ExprPtr const& offset) override;
+    // The global address of byte `offset` of the workspace.
+    std::string workspaceAddress(ExprPtr const& offset);
     bool planningOnly() const override { return discovering_; }
 
     // ---- Global memory (PtxMemory.cpp) ---------------------------------------------------

@@ -115,6 +115,76 @@ std::string PtxCodegen::readScratch(DataType type, ExprPtr const& slot) {
     return r;
 }
 
+std::string PtxCodegen::workspaceAddress(ExprPtr const& offset) {
+    std::string const address = writer_.newRegister(PtxType::S64);
+    writer_.instruction(fmt::format("add.s64 {}, {}, {}", address,
+                                    pointers_.at(kWorkspaceParameter),
+                                    writer_.emitIndex(simplify(offset), bindings())));
+    return address;
+}
+
+// The write, then a release fence: the counter's atomic (arriveLast()) follows every write of the
+// workgroup that the barrier before it orders, and the fence makes them visible at the GPU's
+// scope before it, as CUDA's threadFenceReduction sample does.
+void PtxCodegen::writeWorkspace(std::string const& acc, DataType type, ExprPtr const& offset,
+                                std::vector<ExprPtr> const& conditions) {
+    writer_.pushScope();
+    std::string const address = workspaceAddress(offset);
+    std::string const p = writer_.emitConditions(conditions, bindings());
+    std::string const guard = p.empty() ? "" : "@" + p + " ";
+    writer_.instruction(fmt::format("{}st.global{} [{}], {}", guard,
+                                    wide(registerType(type)) ? ".b64" : ".b32", address, acc));
+    writer_.instruction(guard + "fence.acq_rel.gpu");
+    writer_.popScope();
+}
+
+// Workitem 0 counts the workgroup in (an acquire-release atomic at the GPU's scope) and tells the
+// others through the scratch whether it was the last; the last sets the counter back to 0. Every
+// other workgroup ends here; the last one's workitems fence (acquire) before they read.
+void PtxCodegen::arriveLast(ExprPtr const& offset, std::int64_t parts) {
+    barrier();
+    std::string const flag = scratchAddress(literal(0));
+    std::string const skip = writer_.newLabel("arrived");
+    writer_.pushScope();
+    std::string const first = writer_.emitConditions(
+        {binary(BinaryOp::Equal, simplify(substitute(linearWorkitem(shape_), known())),
+                literal(0))},
+        bindings());
+    writer_.instruction(fmt::format("@!{} bra {}", first, skip));
+    std::string const counter = workspaceAddress(offset);
+    std::string const before = writer_.newRegister(PtxType::B32),
+                      last = writer_.newRegister(PtxType::Pred),
+                      bit = writer_.newRegister(PtxType::B32);
+    writer_.instruction("fence.acq_rel.gpu");
+    writer_.instruction(
+        fmt::format("atom.acq_rel.gpu.global.add.u32 {}, [{}], 1", before, counter));
+    writer_.instruction(fmt::format("setp.eq.u32 {}, {}, {}", last, before, parts - 1));
+    writer_.instruction(fmt::format("selp.b32 {}, 1, 0, {}", bit, last));
+    writer_.instruction(fmt::format("st.shared.b32 [{}], {}", flag, bit));
+    writer_.instruction(fmt::format("@{} st.relaxed.gpu.global.u32 [{}], 0", last, counter));
+    writer_.label(skip);
+    writer_.popScope();
+    barrier();
+    std::string const seen = writer_.newRegister(PtxType::B32),
+                      notLast = writer_.newRegister(PtxType::Pred);
+    writer_.instruction(fmt::format("ld.shared.b32 {}, [{}]", seen, flag));
+    writer_.instruction(fmt::format("setp.eq.u32 {}, {}, 0", notLast, seen));
+    if (exitLabel_.empty())
+        exitLabel_ = writer_.newLabel("exit");
+    writer_.instruction(fmt::format("@{} bra.uni {}", notLast, exitLabel_));
+    writer_.instruction("fence.acq_rel.gpu");
+}
+
+// Relaxed at the GPU's scope: read where the other workgroups' writes are, not from a line this
+// multiprocessor's L1 may hold.
+std::string PtxCodegen::readWorkspace(DataType type, ExprPtr const& offset) {
+    PtxType const t = registerType(type);
+    std::string const r = writer_.newRegister(t);
+    writer_.instruction(fmt::format("ld.relaxed.gpu.global{} {}, [{}]", wide(t) ? ".b64" : ".b32",
+                                    r, workspaceAddress(offset)));
+    return r;
+}
+
 void PtxCodegen::setReduced(Held& held, std::size_t c, std::string const& acc, Reduction const& r) {
     std::string value = acc;
     if (r.divisor) {

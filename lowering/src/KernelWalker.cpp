@@ -555,6 +555,7 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
         shifted_[rows.chunk] = literal(0);
         holdingRows_ = true;
     }
+    std::vector<Register> totals; // each row's value, in every workitem of the row
     for (std::size_t c = 0; c < held.elements.size(); ++c) {
         Register const acc = combineIdentity(o.combine, r.accumulator);
         assignIndex(rows.chunk, literal(0));
@@ -623,12 +624,17 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
                     r.accumulator, {});
             barrier(); // the scratch is free again for the next row
         }
-        setReduced(held, c, total, r);
-        // Every workitem of the row holds its value; one stores it.
-        held.elements[c].conditions.push_back(binary(BinaryOp::Equal, lane, literal(0)));
+        totals.push_back(total);
     }
     shifted_.erase(rows.chunk);
     holdingRows_ = false;
+    if (rows.parts)
+        totals = combineParts(o.combine, r, rows, held, totals);
+    for (std::size_t c = 0; c < held.elements.size(); ++c) {
+        setReduced(held, c, totals[c], r);
+        // Every workitem of the row holds its value; one stores it.
+        held.elements[c].conditions.push_back(binary(BinaryOp::Equal, lane, literal(0)));
+    }
 }
 
 std::int64_t CooperativeRows::exchanging() const {
@@ -658,8 +664,15 @@ std::optional<CooperativeRows> cooperativeRows(KernelGraph const& graph, LaunchS
                 locals.push_back(h);
                 continue;
             }
-            if (coords.node(*hardware).kind == DimensionKind::Workgroup)
-                throw UserError("a Reduce whose rows are split over workgroups is not written yet");
+            if (coords.node(*hardware).kind == DimensionKind::Workgroup) {
+                // Split over workgroups: each reads a contiguous span (the outermost index).
+                if (h != coords.heads(e).front() || rows.parts)
+                    throw UserError("a Reduce's rows split over workgroups other than by their "
+                                    "outermost index are not written yet");
+                rows.parts = *hardware;
+                rows.partCount = constantSize(graph, rows.parts, "the workgroups that share a row");
+                continue;
+            }
             if (rows.lanes)
                 throw UserError("a Reduce's rows tiled onto two Workitem dimensions are not "
                                 "written yet");
@@ -691,9 +704,12 @@ std::size_t reductionScratchBytes(KernelGraph const& graph, LaunchShape const& s
         auto const axes = flattenAxes(graph, graph.mapping.get(op, role::source));
         if (axes.empty())
             continue;
-        if (auto const rows = cooperativeRows(graph, shape, axes.back());
-            rows && rows->throughShared())
-            return static_cast<std::size_t>(shape.workgroupSize()) * 8;
+        if (auto const rows = cooperativeRows(graph, shape, axes.back()); rows) {
+            if (rows->throughShared())
+                return static_cast<std::size_t>(shape.workgroupSize()) * 8;
+            if (rows->parts)
+                return 8; // the flag that says which workgroup of a row's parts arrived last
+        }
     }
     return 0;
 }

@@ -118,12 +118,17 @@ struct ElementwiseRun {
 /// row, then the `count` workitems of a row combine their partial values: over the lanes of a
 /// group of 32 (`distance` apart in the workgroup's linear numbering), then through shared
 /// memory. Every workitem of the row ends with the whole row's value; the one with lane 0 stores.
+/// Where the row is split over workgroups as well (`parts`: split-rows-over-workgroups), each
+/// workgroup reads a contiguous span of it, and the parts' values meet in a workspace
+/// (KernelWalkerSplitRows.cpp).
 struct CooperativeRows {
-    Id lanes = 0;             ///< the Workitem dimension whose workitems share a row
-    std::int64_t count = 1;   ///< how many share one (the dimension's size, a power of two)
-    std::int64_t stride = 1;  ///< the distance between two of them in the linear numbering
-    Id chunk = 0;             ///< the local index each workitem's loop counts
-    std::vector<Id> unrolled; ///< the constant local indices read in each step
+    Id lanes = 0;               ///< the Workitem dimension whose workitems share a row
+    std::int64_t count = 1;     ///< how many share one (the dimension's size, a power of two)
+    std::int64_t stride = 1;    ///< the distance between two of them in the linear numbering
+    Id chunk = 0;               ///< the local index each workitem's loop counts
+    std::vector<Id> unrolled;   ///< the constant local indices read in each step
+    Id parts = 0;               ///< the Workgroup dimension a row is split over; 0: none
+    std::int64_t partCount = 1; ///< how many workgroups share a row (its size)
 
     /// How many workitems of a row exchange registers directly: those within one group of
     /// kLaneGroup lanes, where their distance is a power of two below it; 1 otherwise.
@@ -143,6 +148,17 @@ std::optional<CooperativeRows> cooperativeRows(KernelGraph const& graph, LaunchS
 std::size_t reductionScratchBytes(KernelGraph const& graph, LaunchShape const& shape);
 /// The lanes that exchange registers directly (shfl.sync on PTX, ds_swizzle on AMDGCN).
 inline constexpr std::int64_t kLaneGroup = 32;
+/// Where a Reduce's rows are split over workgroups (KernelWalkerSplitRows.cpp), the workspace
+/// the kernel takes: a 32-bit counter per block of rows, then an 8-byte slot per row of each
+/// part. Both code generators and the manifest (kWorkspaceParameter) read it.
+struct SplitRowsWorkspace {
+    ExprPtr bytes;                     ///< the whole workspace's, an expression of the sizes
+    ExprPtr countersBytes;             ///< the counters', before the slots (16-byte aligned)
+    std::int64_t rowsPerWorkgroup = 1; ///< rows of one workgroup (its workitems / LANES)
+};
+/// The workspace of `graph`'s split rows; nothing where no Reduce's rows are split.
+std::optional<SplitRowsWorkspace> splitRowsWorkspace(KernelGraph const& graph,
+                                                     LaunchShape const& shape);
 
 /// The two labels of a counted loop: its top (the condition) and what follows it.
 struct LoopLabels {
@@ -201,6 +217,16 @@ protected:
                              CooperativeRows const& rows);
     // ---- Rows read again (KernelWalkerRows.cpp) ---------------------------------------------
     /// Whether `d` is a value of rows that workitems share (its last axis tiled as a
+    // ---- Rows split over workgroups (KernelWalkerSplitRows.cpp) -----------------------------
+    /// The rows' values of a Reduce whose rows `rows` splits over workgroups, from each
+    /// workgroup's `partials` (one per element of `held`, every workitem of a row holding its
+    /// row's): written to the workspace (splitRowsWorkspace()), after which only the last
+    /// workgroup of the block of rows to finish goes on, combining every part's value in part
+    /// order.
+    std::vector<Register> combineParts(Combine combine, Reduction const& r,
+                                       CooperativeRows const& rows, Held<Register> const& held,
+                                       std::vector<Register> const& partials);
+
     /// cooperative Reduce's rows) that no workitem holds whole: a row loaded, or computed from
     /// rows element by element (softmax's exp(x - max)), whose elements are computed where they
     /// are read, a chunk at a time.
@@ -421,6 +447,17 @@ protected:
                             Reduction const& r) = 0;
     /// A Multiply's accumulators (not fused: the product's own) set to zero.
     virtual void clearAccumulators(Held<Register>& acc) = 0;
+    /// A row split over workgroups (combineParts()): the workspace's bytes at `offset` written
+    /// with acc (of `type`) where every one of `conditions` holds, visible to the workgroups
+    /// that arrive after this one (arriveLast()),
+    virtual void writeWorkspace(Register const& acc, DataType type, ExprPtr const& offset,
+                                std::vector<ExprPtr> const& conditions) = 0;
+    /// after a barrier, the workgroup's arrival at the 32-bit counter at byte `offset` of the
+    /// workspace: every workgroup but the `parts`-th to arrive ends its kernel here; the last
+    /// sets the counter back to 0 and sees every workspace write of those before it,
+    virtual void arriveLast(ExprPtr const& offset, std::int64_t parts) = 0;
+    /// and the workspace's value of `type` at byte `offset`, as another workgroup wrote it.
+    virtual Register readWorkspace(DataType type, ExprPtr const& offset) = 0;
     /// A Multiply on the target's matrix units (tensor cores, warpgroups, MFMA), where the
     /// accumulators' layout (fragmentLayout() over the target's LaneGrid) and the operands
     /// (stagedOperands()) allow it; false to run it as SIMT fmas.

@@ -37,6 +37,19 @@ void describeInterface(KernelGraph const& graph, CodegenOptions const& options,
         kernel.parameters.push_back(std::move(p));
     }
     for (int a = 0; a < 3; ++a) {
+    // A Reduce's rows split over workgroups: the workspace where their parts meet, last.
+    if (auto const workspace = detail::splitRowsWorkspace(graph, shape)) {
+        ParameterInfo p;
+        p.name = kWorkspaceParameter;
+        p.pointer = true;
+        p.type = "u8";
+        p.size = 8;
+        p.offset = (offset + 7) / 8 * 8;
+        offset = p.offset + p.size;
+        p.meaning = "workspace";
+        p.workspaceBytes = toString(workspace->bytes);
+        kernel.parameters.push_back(std::move(p));
+    }
         kernel.block[a] = shape.block[a];
         kernel.grid.push_back(toString(shape.grid[a]));
     }
@@ -99,6 +112,8 @@ std::string EmittedKernel::manifestJson() const {
                                   {"box", p.tensorMap->box},
     // PERSISTENT=1: the grid above counts the output tiles; the launch is min(tiles,
     // multiprocessors x workgroups_per_multiprocessor) workgroups along x (Occupancy.h).
+        if (p.workspaceBytes)
+            item["workspace"] = {{"bytes", *p.workspaceBytes}, {"zeroed", true}};
     if (workgroupsPerMultiprocessor > 0)
         m["persistent"] = {{"workgroups_per_multiprocessor", workgroupsPerMultiprocessor}};
                                   {"swizzle", p.tensorMap->swizzle},

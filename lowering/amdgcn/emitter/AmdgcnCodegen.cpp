@@ -26,9 +26,9 @@ gcn::KernelSpec AmdgcnKernelWriter::specOf(KernelGraph const& graph, EmittedKern
     // The manifest's layout, so that the metadata note and the manifest agree by construction.
     for (ParameterInfo const& p : kernel.parameters) {
         KernelArgument const* arg = graph.findArgument(p.name);
-        KILN_ASSERT(arg, "parameter {} has no argument", p.name);
-        spec.arguments.push_back(
-            {p.name, arg->dtype, p.pointer, static_cast<int>(p.size), static_cast<int>(p.offset)});
+        KILN_ASSERT(arg || p.workspaceBytes, "parameter {} has no argument", p.name);
+        spec.arguments.push_back({p.name, arg ? arg->dtype : DataType::I32, p.pointer,
+                                  static_cast<int>(p.size), static_cast<int>(p.offset)});
     }
     for (std::size_t a = 0; a < 3; ++a) {
         if (shape.block[a] > 1024)

@@ -81,6 +81,16 @@ private:
     void writeScratch(gcn::Value const& acc, DataType type, ExprPtr const& slot) override;
     gcn::Value readScratch(DataType type, ExprPtr const& slot) override;
     void setReduced(Held& held, std::size_t c, gcn::Value const& acc, Reduction const& r) override;
+    // Rows split over workgroups (AmdgcnReductions.cpp): the workspace's bytes at `offset`.
+    void writeWorkspace(gcn::Value const& acc, DataType type, ExprPtr const& offset,
+                        std::vector<ExprPtr> const& conditions) override;
+    void arriveLast(ExprPtr const& offset, std::int64_t parts) override;
+    gcn::Value readWorkspace(DataType type, ExprPtr const& offset) override;
+    // The 64-bit VGPR address of byte `offset` of the workspace.
+    gcn::Value workspaceAddress(ExprPtr const& offset);
+    // The cache bits of an access that other workgroups' accesses must see at the device's
+    // scope (each family's, from LLVM's AMDGPU memory model).
+    std::vector<std::string> deviceCoherent() const;
     // Element `c` of `held` becomes `value`; a value assigned again keeps its registers.
     void setHeld(Held& held, std::size_t c, gcn::Value const& value);
 

@@ -117,6 +117,110 @@ gcn::Value AmdgcnKernelWriter::readScratch(DataType type, ExprPtr const& slot) {
     return v;
 }
 
+std::vector<std::string> AmdgcnKernelWriter::deviceCoherent() const {
+    if (context_.target().isCdna3())
+        return {"sc0", "sc1"}; // past this XCD's L2 too
+    if (context_.target().isGfx11())
+        return {"glc", "dlc"};
+    return {"glc"};
+}
+
+gcn::Value AmdgcnKernelWriter::workspaceAddress(ExprPtr const& offset) {
+    gcn::ExpressionGenerator gen(b_, leaves());
+    gcn::Value const base = arguments_->load(kWorkspaceParameter, out_).as(DataType::I64);
+    ExprPtr const at = simplify(offset);
+    gcn::Value const o = gen.convert(gen.generate(at), resultType(*at), DataType::I64);
+    gcn::Value const sum =
+        b_.toVector(gen.binary(BinaryOp::Add, base, o, DataType::I64), DataType::I64);
+    flush();
+    return sum;
+}
+
+// Written through to where every workgroup reads (deviceCoherent()), by the lanes where the
+// conditions hold; the barrier of arriveLast() waits for the stores to complete.
+void AmdgcnKernelWriter::writeWorkspace(gcn::Value const& acc, DataType type, ExprPtr const& offset,
+                                        std::vector<ExprPtr> const& conditions) {
+    gcn::Value const address = workspaceAddress(offset);
+    gcn::ExpressionGenerator gen(b_, leaves());
+    std::optional<gcn::Value> saved;
+    if (auto const m = mask(gen, conditions))
+        saved = saveExec(*m);
+    std::string const m =
+        context_.target().mnemonic(gcn::memoryMnemonic("global", false, dwords(type) * 4, false));
+    b_.add(gcn::Instruction::op(m, {}, {address, acc, gcn::Value::special(gcn::Special::Off)},
+                                deviceCoherent()));
+    if (saved)
+        setExec(*saved);
+    flush();
+}
+
+// Workitem 0 counts the workgroup in with an atomic that returns the count before (the
+// release before it: CDNA 3 writes its L2 back for the other XCDs), writes whether it was the
+// last into the LDS scratch and, if so, sets the counter back to 0. After a barrier every other
+// workgroup ends; the last one invalidates its caches (acquire) before it reads.
+void AmdgcnKernelWriter::arriveLast(ExprPtr const& offset, std::int64_t parts) {
+    bool const cdna3 = context_.target().isCdna3(), gfx11 = context_.target().isGfx11();
+    std::optional<int> const vs =
+        context_.target().hasVscnt() ? std::optional<int>(0) : std::nullopt;
+    barrier();
+    gcn::Value const counter = workspaceAddress(offset);
+    gcn::ExpressionGenerator gen(b_, leaves());
+    ExprPtr const first =
+        binary(BinaryOp::Equal, simplify(substitute(linearWorkitem(shape_), known())), literal(0));
+    gcn::Value const saved = saveExec(*mask(gen, {first}));
+    if (cdna3)
+        b_.op("buffer_wbl2", {}, {}, {"sc1"});
+    b_.add(gcn::Instruction::wait(gcn::WaitCount{0, 0, std::nullopt, vs}, "release"));
+    gcn::Value const one = b_.toVector(gcn::Value::literal(1), DataType::I32);
+    gcn::Value const before = context_.allocateVector(DataType::I32, 1, "the count before");
+    b_.op(gfx11 ? "global_atomic_add_u32" : "global_atomic_add", {before},
+          {counter, one, gcn::Value::special(gcn::Special::Off)},
+          cdna3 ? std::vector<std::string>{"sc0", "sc1"} : std::vector<std::string>{"glc"});
+    gcn::Value const isLast =
+        gen.binary(BinaryOp::Equal, before, gcn::Value::literal(parts - 1), DataType::I32);
+    gcn::Value const flag = b_.toVector(
+        gen.select(isLast, gcn::Value::literal(1), gcn::Value::literal(0), DataType::I32),
+        DataType::I32);
+    auto const [slot, at] = scratchAddress(literal(0));
+    scratchBase_.reset();
+    memory_.storeLds(slot, flag, 4, at);
+    flush();
+    andExec(saved, isLast);
+    writeWorkspace(b_.toVector(gcn::Value::literal(0), DataType::I32), DataType::I32, offset, {});
+    setExec(saved);
+    flush();
+    barrier();
+    auto const [again, at2] = scratchAddress(literal(0));
+    scratchBase_.reset();
+    gcn::Value const seen = memory_.loadLds(again, 4, at2);
+    gcn::Value const uniformSeen = context_.allocateScalar(DataType::I32, 1, "the last-part flag");
+    b_.op("v_readfirstlane_b32", {uniformSeen}, {seen});
+    std::string const goOn = context_.newLabel("last_part");
+    b_.op("s_cmp_lg_u32", {}, {uniformSeen, gcn::Value::literal(0)});
+    b_.op("s_cbranch_scc1", {}, {gcn::Value::label(goOn)});
+    b_.op("s_endpgm", {}, {});
+    b_.add(gcn::Instruction::label(goOn));
+    if (cdna3)
+        b_.op("buffer_inv", {}, {}, {"sc1"});
+    else if (gfx11) {
+        b_.op("buffer_gl0_inv", {}, {});
+        b_.op("buffer_gl1_inv", {}, {});
+    } else
+        b_.op("buffer_wbinvl1_vol", {}, {});
+    flush();
+}
+
+gcn::Value AmdgcnKernelWriter::readWorkspace(DataType type, ExprPtr const& offset) {
+    gcn::Value const address = workspaceAddress(offset);
+    std::string const m =
+        context_.target().mnemonic(gcn::memoryMnemonic("global", true, dwords(type) * 4, false));
+    gcn::Value const v = context_.allocateVector(type, dwords(type), "a part's value");
+    b_.add(gcn::Instruction::op(m, {v}, {address, gcn::Value::special(gcn::Special::Off)},
+                                deviceCoherent()));
+    flush();
+    return v;
+}
+
 void AmdgcnKernelWriter::setReduced(Held& held, std::size_t c, gcn::Value const& acc,
                                     Reduction const& r) {
     gcn::ExpressionGenerator gen(b_, leaves());

@@ -57,8 +57,10 @@ InstructionClass classify(std::string_view m) {
         return InstructionClass::Smem;
     if (startsWith(m, "s_"))
         return InstructionClass::Salu;
+    // An atomic that returns the value before (the only kind written) counts as a load.
     if (startsWith(m, "global_load") || startsWith(m, "buffer_load") ||
-        startsWith(m, "flat_load")) {
+        startsWith(m, "flat_load") || startsWith(m, "global_atomic") ||
+        startsWith(m, "buffer_atomic") || startsWith(m, "flat_atomic")) {
         return m.ends_with("_lds") ? InstructionClass::LdsDma : InstructionClass::VmemLoad;
     }
     if (startsWith(m, "global_store") || startsWith(m, "buffer_store") ||

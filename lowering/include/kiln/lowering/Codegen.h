@@ -80,7 +80,16 @@ struct ParameterInfo {
     std::size_t size = 0, offset = 0;
     std::string meaning;                    ///< "tensor X", "scalar alpha", "size N"
     std::optional<TensorMapInfo> tensorMap; ///< a TMA tensor map (128 bytes, 64-byte aligned)
+    /// A workspace (kWorkspaceParameter): its bytes, an expression of the sizes. The launcher
+    /// passes a buffer of at least these bytes, zeroed before its first launch; each launch
+    /// leaves it zeroed again, so one buffer serves the launches of one stream in turn (not two
+    /// launches at once). The manifest's "workspace": {"bytes": ..., "zeroed": true}.
+    std::optional<std::string> workspaceBytes;
 };
+
+/// The name of the workspace parameter, the kernel's last, where it takes one (a Reduce whose
+/// rows are split over workgroups: docs/codegen.md, "Rows split over workgroups").
+inline constexpr char const* kWorkspaceParameter = "kiln_workspace";
 
 struct EmittedKernel {
     std::string entry, target;

@@ -1,0 +1,96 @@
+// Rows split over workgroups (docs/codegen.md, "Rows split over workgroups"): a cooperative
+// Reduce whose rows SPLIT workgroups share (rules/split-rows-over-workgroups.rules.json). Each
+// workgroup combines its span of its rows as any cooperative Reduce does; then its rows' values
+// go to a workspace in global memory, the workgroup counts itself in at its block of rows'
+// counter, and only the last of the block's workgroups to arrive goes on: it reads every part's
+// value back and combines them in part order, so that the result does not depend on which
+// workgroup finished first, and stores the rows. The last one also sets the counter back to 0,
+// so a workspace zeroed once serves every launch after.
+//
+// The workspace: a 32-bit counter per block of rows (the grid's x), 16-byte aligned, then an
+// 8-byte slot (the accumulator's bits) per row of each part, at (block x SPLIT + part) x rows of
+// a workgroup + the row's place in it. Both the code generators and the manifest read its size
+// from splitRowsWorkspace(), which needs nothing the walk decides.
+#include "KernelWalker.h"
+#include "kiln/amdgcn/Register.h"
+#include "kiln/graph/Simplify.h"
+
+#include <fmt/format.h>
+
+namespace kiln::lowering::detail {
+
+std::optional<SplitRowsWorkspace> splitRowsWorkspace(KernelGraph const& graph,
+                                                     LaunchShape const& shape) {
+    for (Id op : graph.control.nodes()) {
+        if (graph.control.node(op).kind != OperationKind::Reduce)
+            continue;
+        auto const axes = flattenAxes(graph, graph.mapping.get(op, role::source));
+        if (axes.empty())
+            continue;
+        auto const rows = cooperativeRows(graph, shape, axes.back());
+        if (!rows || !rows->parts)
+            continue;
+        // The parts are the grid's y; the blocks of rows its x: the workgroups of one block of
+        // rows are those with the same x.
+        if (shape.workgroups[1] != rows->parts || shape.workgroups[2] || !shape.workgroups[0])
+            throw UserError(fmt::format("a Reduce's rows split over workgroups (#{}) are written "
+                                        "where the parts are the grid's y axis and the blocks of "
+                                        "rows its x axis",
+                                        rows->parts));
+        SplitRowsWorkspace w;
+        w.rowsPerWorkgroup = shape.workgroupSize() / rows->count;
+        w.countersBytes = simplify(ceilDivide(shape.grid[0], literal(4)) * literal(16));
+        w.bytes = simplify(w.countersBytes +
+                           shape.grid[0] * literal(rows->partCount * w.rowsPerWorkgroup * 8));
+        return w;
+    }
+    return std::nullopt;
+}
+
+template <class Register>
+std::vector<Register> KernelWalker<Register>::combineParts(Combine combine, Reduction const& r,
+                                                           CooperativeRows const& rows,
+                                                           Held<Register> const& held,
+                                                           std::vector<Register> const& partials) {
+    auto const workspace = splitRowsWorkspace(graph_, shape_);
+    KILN_ASSERT(workspace, "rows split over #{} without a workspace", rows.parts);
+    if (held.elements.size() != 1)
+        throw UserError(fmt::format("a Reduce's rows split over workgroups are written where "
+                                    "each workitem holds one row's value, not {}",
+                                    held.elements.size()));
+    auto const k = known();
+    ExprPtr const block = k.at(*shape_.workgroups[0]);
+    ExprPtr const part = k.at(rows.parts), lane = k.at(rows.lanes);
+    std::int64_t const parts = rows.partCount;
+    // The row's place among the workgroup's rows: the workitem's number without its lane's.
+    ExprPtr const me = simplify(substitute(linearWorkitem(shape_), k));
+    ExprPtr const rowInWorkgroup = simplify(
+        me % literal(rows.stride) + me / literal(rows.stride * rows.count) * literal(rows.stride));
+    auto const slot = [&](ExprPtr const& p) {
+        return simplify(
+            workspace->countersBytes +
+            ((block * literal(parts) + p) * literal(workspace->rowsPerWorkgroup) + rowInWorkgroup) *
+                literal(8));
+    };
+    // The row's value, from the workitem with lane 0; then the block's counter.
+    writeWorkspace(partials[0], r.accumulator, slot(part),
+                   {binary(BinaryOp::Equal, lane, literal(0))});
+    arriveLast(simplify(block * literal(4)), parts);
+    // The last workgroup of the block: every part's value, in part order.
+    Register const total = combineIdentity(combine, r.accumulator);
+    for (std::int64_t p = 0; p < parts; ++p)
+        combineInto(combine, total, r.accumulator, readWorkspace(r.accumulator, slot(literal(p))),
+                    r.accumulator, {});
+    return {total};
+}
+
+// The targets' register types, as KernelWalker.cpp instantiates the rest.
+template std::vector<std::string>
+KernelWalker<std::string>::combineParts(Combine, Reduction const&, CooperativeRows const&,
+                                        Held<std::string> const&, std::vector<std::string> const&);
+template std::vector<amdgcn::Value>
+KernelWalker<amdgcn::Value>::combineParts(Combine, Reduction const&, CooperativeRows const&,
+                                          Held<amdgcn::Value> const&,
+                                          std::vector<amdgcn::Value> const&);
+
+} // namespace kiln::lowering::detail

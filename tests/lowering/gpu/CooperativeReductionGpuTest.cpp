@@ -4,7 +4,8 @@
 // (sum, max, min and mean; f32, f16 and bf16), and match the CPU reference; each also as the kernel
 // for its sizes only (kiln run, a sweep). So do softmax, layer norm and RMS norm over the rows of
 // an f16 matrix (examples/*-f16.json, a row's reduced value used back along it; instantiated as
-// Normalization): one long row, one-element rows, rows shorter than a step of their workitems.
+// Normalization): one long row, one-element rows, rows shorter than a step of their workitems;
+// the softmax also with ONLINE=1 (its row max and sum in one pass, lowering/OnlineSoftmax.h).
 #include "LoweringTestSupport.h"
 #include "gpu/GpuFixture.h"
 #include "kiln/scheduler/DeviceRun.h"
@@ -140,6 +141,24 @@ std::vector<ReductionCase> normalizations() {
         all.push_back({name + "_warps_odd", command, kWarps, {{"M", 77}, {"N", 1031}}});
         all.push_back({name + "_round", command, kTwoRows, {{"M", 1024}, {"N", 4096}}});
     }
+    // The online softmax (ONLINE=1): the row's max and sum of exp(x - max) in one pass.
+    auto const online = [](Params p) {
+        p["ONLINE"] = 1;
+        return p;
+    };
+    std::string const softmax = "softmax-f16.json";
+    all.push_back({"softmax_online_odd", softmax, online(kWide), {}});
+    all.push_back({"softmax_online_one_row", softmax, online(kWide), {{"M", 1}, {"N", 5003}}});
+    all.push_back({"softmax_online_one_column", softmax, online(kWarps), {{"M", 1000}, {"N", 1}}});
+    all.push_back(
+        {"softmax_online_short_rows", softmax, online(kTwoRows), {{"M", 301}, {"N", 129}}});
+    all.push_back({"softmax_online_warps_odd", softmax, online(kWarps), {{"M", 77}, {"N", 1031}}});
+    all.push_back({"softmax_online_long_rows", softmax, online(kTwoRows), {{"M", 7}, {"N", 4097}}});
+    all.push_back({"softmax_online_1024_lanes",
+                   softmax,
+                   online({{"ROWS", 1}, {"LANES", 1024}, {"VEC", 8}, {"UNROLL", 2}}),
+                   {{"M", 33}, {"N", 65537}}});
+    all.push_back({"softmax_online_round", softmax, online(kTwoRows), {{"M", 1024}, {"N", 4096}}});
     return all;
 }
 

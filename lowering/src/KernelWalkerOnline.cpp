@@ -88,6 +88,9 @@ Register KernelWalker<Register>::combineAcrossRow(Combine combine, Register cons
 template <class Register>
 void KernelWalker<Register>::reduceOnline(MaxExpSum const& p, Held<Register>& held,
                                           Reduction const& r, CooperativeRows const& rows) {
+    if (rows.parts)
+        throw UserError("the online softmax of rows split over workgroups is not written yet; "
+                        "use SPLIT=1 or ONLINE=0");
     bool const computed = rowAssigns_.contains(r.source);
     if (!computed && graph_.control.node(r.view).kind != OperationKind::LoadTiled &&
         graph_.control.node(r.view).kind != OperationKind::LoadLinear)

@@ -171,6 +171,9 @@ private:
         std::int64_t stages, stageBytes;
         std::vector<Id> producer, consumer;
     };
+    /// The pipeline of loop `op` (its producer and consumer, its copies of shared memory, whose
+    /// bytes it sets), where it is one the target pipelines; nothing otherwise.
+    std::optional<Pipeline> pipelineOf(Id op, Operation const& o);
     void emitPipeline(Pipeline const& pipeline, bool fast);
     // TMA=1 (PtxPipeline.cpp): the pipeline's tiles loaded by the copy engine into the swizzled
     // layout wgmma reads, completion on one mbarrier per copy of shared memory.
@@ -178,9 +181,6 @@ private:
         std::string map;               ///< the tensor-map parameter
         ExprPtr inner, outer;          ///< the box's first element in the tensor
         std::int64_t sharedOffset = 0; ///< bytes from the copy's start in shared memory
-    /// The pipeline of loop `op` (its producer and consumer, its copies of shared memory, whose
-    /// bytes it sets), where it is one the target pipelines; nothing otherwise.
-    std::optional<Pipeline> pipelineOf(Id op, Operation const& o);
     };
     bool tmaRequested() const;
     std::vector<TmaCopy> tmaCopies(Id storeShared, std::int64_t& bytes);
@@ -196,13 +196,6 @@ private:
     // WARP_SPECIALIZE=1: a producer warpgroup issues the copies, the graph's warps consume.
     bool warpSpecialized() const;
     void emitWarpSpecializedPipeline(Pipeline const& pipeline);
-    /// Registers a producer keeps after setmaxnreg; it gives the rest to the consumers.
-    static constexpr std::int64_t kProducerRegisters = 40;
-    /// Polls after which a warp-specialized pipeline's mbarrier wait traps (about 2^24).
-    static constexpr std::int64_t kMbarrierPolls = std::int64_t{1} << 24;
-    /// Whether all of `conditions` hold at the known sizes; nothing when no sizes are known or
-    /// a condition needs more than them.
-    std::optional<bool> holdAtKnownSizes(std::vector<ExprPtr> const& conditions) const;
     /// The ring of copies of shared memory a loop goes round: the copy at `data` and its "full"
     /// and "empty" mbarriers (registers that move round the ring), the first of each, the
     /// consumers' previous slice's empty mbarrier, and the phase the next wait expects.
@@ -227,6 +220,13 @@ private:
     void emitCarriedTmaPipeline(Pipeline const& pipeline);
     /// WARP_SPECIALIZE=1: one tile's consumers, going on round carried_.
     void consumeCarriedTile(Pipeline const& pipeline);
+    /// Registers a producer keeps after setmaxnreg; it gives the rest to the consumers.
+    static constexpr std::int64_t kProducerRegisters = 40;
+    /// Polls after which a warp-specialized pipeline's mbarrier wait traps (about 2^24).
+    static constexpr std::int64_t kMbarrierPolls = std::int64_t{1} << 24;
+    /// Whether all of `conditions` hold at the known sizes; nothing when no sizes are known or
+    /// a condition needs more than them.
+    std::optional<bool> holdAtKnownSizes(std::vector<ExprPtr> const& conditions) const;
     // Tensor cores (PtxTensorCores.cpp).
     std::optional<MmaPlan> tensorCorePlan(Contraction const& c, Held const& acc);
     void multiplyOnTensorCores(MmaPlan const& plan, Contraction const& c, Held& acc);
@@ -262,10 +262,10 @@ private:
     std::int64_t producerWarps_ = 0;   ///< warps WARP_SPECIALIZE adds to the graph's workgroup
     std::int64_t consumerThreads_ = 0; ///< after its split, barriers count only these
     std::string exitLabel_;            ///< where the producers go when done: the kernel's end
-};
-
-} // namespace kiln::lowering::detail
     /// PERSISTENT=1 with TMA=1: the pipeline is set up once before the loop over tiles
     /// (hoisting_ while it is), and the consumers' ring goes on from tile to tile (carried_).
     bool hoisting_ = false;
     std::optional<Ring> carried_;
+};
+
+} // namespace kiln::lowering::detail

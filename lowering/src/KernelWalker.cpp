@@ -808,6 +808,7 @@ void KernelWalker<Register>::bindHardwareIndices() {
                 units_.insert(*d);
         }
     }
+    // A persistent kernel binds its tiles' indices in its loop (bindTile()).
     if (auto const g = options_.schedule.find("GROUP_M");
         g != options_.schedule.end() && g->second > 0 && !persistentTiles(options_.schedule))
         orderTilesInGroups(g->second);
@@ -824,7 +825,6 @@ void KernelWalker<Register>::orderTilesInGroups(std::int64_t group) {
         return; // one row or column of tiles: there is no other order
     ExprPtr const x = graph_.coordinates.node(*rows).size, y = graph_.coordinates.node(*cols).size;
     if (!x || !y)
-    // A persistent kernel binds its tiles' indices in its loop (bindTile()).
         return;
     // Settled after each index changes, so that nothing computed from its old value is reused;
     // the row's work is reused for the column.
@@ -836,22 +836,6 @@ void KernelWalker<Register>::orderTilesInGroups(std::int64_t group) {
     settle();
 }
 
-template <class Register>
-bool KernelWalker<Register>::holdable(Id d) const {
-    if (shape_.workgroupSize() > 1 && !distributionOf(graph_, d).overWorkitems)
-        return false;
-    return lowering::holdable(graph_, d);
-}
-
-template <class Register>
-std::map<Id, ExprPtr> KernelWalker<Register>::known() const {
-    std::map<Id, ExprPtr> k;
-    for (auto const& [d, r] : indices_) {
-        auto const shifted = shifted_.find(d);
-        k.emplace(d, shifted != shifted_.end() ? shifted->second
-                     : units_.contains(d)      ? literal(0) // one warp, one workgroup
-                                               : index(d));
-    }
 template <class Register>
 void KernelWalker<Register>::kernelBody() {
     auto const body = graph_.sequence(graph_.kernel(), ControlEdgeKind::Body);
@@ -879,11 +863,9 @@ void KernelWalker<Register>::forEachTile(std::function<void()> const& body) {
     settle();
 }
 
-// The tile's number goes into the last axis's index (the carrier), and every index is computed
-// from it, the carrier's own last: x = t % X, y = (t / X) % Y, z = t / (X Y); or, grouped, (x,
-// y) = groupedTile(t % (X Y)). Quotients in i32, as TileOrder.h's: a grid has fewer than 2^31
-// tiles. Settled after each index changes, so that nothing computed from its old value is
-// reused.
+// The tile's number goes into the last axis's index (the carrier), from which every axis's index
+// is computed (TileOrder.h's tileIndices), the carrier's own last. Settled after each index
+// changes, so that nothing computed from its old value is reused.
 template <class Register>
 void KernelWalker<Register>::bindTile(Register const& tile) {
     std::vector<Id> axes;
@@ -898,31 +880,16 @@ void KernelWalker<Register>::bindTile(Register const& tile) {
     Id const carrier = axes.back();
     copyIndex(carrier, tile);
     settle();
-    auto i32 = [](ExprPtr const& e) { return convert(DataType::I32, e); };
-    ExprPtr below; // the tiles of the axes before this one, in i32 (none: 1)
-    std::size_t first = 0;
     auto const g = options_.schedule.find("GROUP_M");
-    if (g != options_.schedule.end() && g->second > 0 && axes.size() >= 2 &&
-        shape_.workgroups[0] == axes[0] && shape_.workgroups[1] == axes[1]) {
-        ExprPtr const span = i32(sizes[0]) * i32(sizes[1]);
-        ExprPtr const linear = axes.size() > 2 ? i32(index(carrier)) % span : index(carrier);
-        GridTile const t = groupedTile(linear, sizes[0], sizes[1], g->second);
-        assignIndex(axes[0], t.row);
-        assignIndex(axes[1], t.column);
+    // The grouped order is of axes 0 and 1 (rows and columns of tiles).
+    bool const grouped = g != options_.schedule.end() && g->second > 0 && axes.size() >= 2 &&
+                         shape_.workgroups[0] == axes[0] && shape_.workgroups[1] == axes[1];
+    auto const indices = tileIndices(index(carrier), sizes, grouped ? g->second : 0);
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+        if (equal(indices[a], index(axes[a])))
+            continue; // the carrier already holds it
+        assignIndex(axes[a], indices[a]);
         settle();
-        below = span;
-        first = 2;
-    }
-    for (std::size_t a = first; a < axes.size(); ++a) {
-        bool const last = a + 1 == axes.size();
-        if (!below && last)
-            break; // one axis: the carrier holds its index
-        ExprPtr q = below ? i32(index(carrier)) / below : i32(index(carrier));
-        if (!last)
-            q = q % i32(sizes[a]);
-        assignIndex(axes[a], convert(DataType::I64, q));
-        settle();
-        below = below ? below * i32(sizes[a]) : i32(sizes[a]);
     }
 }
 
@@ -938,6 +905,22 @@ void KernelWalker<Register>::betweenTiles() {
         barrier();
 }
 
+template <class Register>
+bool KernelWalker<Register>::holdable(Id d) const {
+    if (shape_.workgroupSize() > 1 && !distributionOf(graph_, d).overWorkitems)
+        return false;
+    return lowering::holdable(graph_, d);
+}
+
+template <class Register>
+std::map<Id, ExprPtr> KernelWalker<Register>::known() const {
+    std::map<Id, ExprPtr> k;
+    for (auto const& [d, r] : indices_) {
+        auto const shifted = shifted_.find(d);
+        k.emplace(d, shifted != shifted_.end() ? shifted->second
+                     : units_.contains(d)      ? literal(0) // one warp, one workgroup
+                                               : index(d));
+    }
     return k;
 }
 

@@ -144,10 +144,10 @@ struct CooperativeRows {
 std::optional<CooperativeRows> cooperativeRows(KernelGraph const& graph, LaunchShape const& shape,
                                                Id rowAxis);
 /// The bytes of shared memory the cooperative Reduces of `graph` exchange partial values
-/// through: one f64 or i64 slot per workitem of the workgroup; 0 without them.
+/// through: one f64 or i64 slot per workitem of the workgroup where a row's groups exchange
+/// them; one slot where only a row split over workgroups needs it (the last-part flag); 0
+/// without them.
 std::size_t reductionScratchBytes(KernelGraph const& graph, LaunchShape const& shape);
-/// The lanes that exchange registers directly (shfl.sync on PTX, ds_swizzle on AMDGCN).
-inline constexpr std::int64_t kLaneGroup = 32;
 /// Where a Reduce's rows are split over workgroups (KernelWalkerSplitRows.cpp), the workspace
 /// the kernel takes: a 32-bit counter per block of rows, then an 8-byte slot per row of each
 /// part. Both code generators and the manifest (kWorkspaceParameter) read it.
@@ -159,6 +159,8 @@ struct SplitRowsWorkspace {
 /// The workspace of `graph`'s split rows; nothing where no Reduce's rows are split.
 std::optional<SplitRowsWorkspace> splitRowsWorkspace(KernelGraph const& graph,
                                                      LaunchShape const& shape);
+/// The lanes that exchange registers directly (shfl.sync on PTX, ds_swizzle on AMDGCN).
+inline constexpr std::int64_t kLaneGroup = 32;
 
 /// The two labels of a counted loop: its top (the condition) and what follows it.
 struct LoopLabels {
@@ -215,8 +217,6 @@ protected:
     /// of its row (combineAcrossLanes()) and through shared memory (writeScratch()).
     void reduceCooperatively(Operation const& o, Held<Register>& held, Reduction const& r,
                              CooperativeRows const& rows);
-    // ---- Rows read again (KernelWalkerRows.cpp) ---------------------------------------------
-    /// Whether `d` is a value of rows that workitems share (its last axis tiled as a
     // ---- Rows split over workgroups (KernelWalkerSplitRows.cpp) -----------------------------
     /// The rows' values of a Reduce whose rows `rows` splits over workgroups, from each
     /// workgroup's `partials` (one per element of `held`, every workitem of a row holding its
@@ -227,6 +227,8 @@ protected:
                                        CooperativeRows const& rows, Held<Register> const& held,
                                        std::vector<Register> const& partials);
 
+    // ---- Rows read again (KernelWalkerRows.cpp) ---------------------------------------------
+    /// Whether `d` is a value of rows that workitems share (its last axis tiled as a
     /// cooperative Reduce's rows) that no workitem holds whole: a row loaded, or computed from
     /// rows element by element (softmax's exp(x - max)), whose elements are computed where they
     /// are read, a chunk at a time.
@@ -294,6 +296,24 @@ protected:
     /// CUTLASS's swizzle), so that the operands the running workgroups share stay in L2.
     void orderTilesInGroups(std::int64_t group);
 
+    // ---- Persistent tiles (PERSISTENT=1) --------------------------------------------------
+
+    /// The Kernel operation's body: walked once, or with PERSISTENT=1 inside a loop over the
+    /// output tiles the workgroup takes (forEachTile()), after what the target sets up once
+    /// (beforeTiles()), each tile followed by betweenTiles().
+    void kernelBody();
+    /// PERSISTENT=1: `body` written once inside a loop over the output tiles this workgroup
+    /// takes. The tiles are the grid of the Workgroup dimensions (the manifest's grid), numbered
+    /// x fastest; the workgroup takes number linearWorkgroup(), then every workgroupsLaunched()-th
+    /// after it, so that a launch of any number of workgroups computes every tile once. Before
+    /// each, the Workgroup indices are rebound to the tile (bindTile()), so the body reads them
+    /// as it would in a workgroup of its own. A target may run it more than once (a producer's
+    /// loop beside the consumers').
+    void forEachTile(std::function<void()> const& body);
+    /// The Workgroup indices of tile number `tile`: GROUP_M's grouped order of axes 0 and 1 where
+    /// set (TileOrder.h), else x fastest, as the hardware numbers workgroups.
+    void bindTile(Register const& tile);
+
     // ---- Held values and views ------------------------------------------------------------
 
     /// Whether a workitem can hold `d` in registers: distributed over the grid with local
@@ -322,24 +342,6 @@ protected:
     DataType tensorType(Id user) const;
 
     // ---- Where accessed elements lie, and how they group into vector accesses --------------
-    // ---- Persistent tiles (PERSISTENT=1) --------------------------------------------------
-
-    /// The Kernel operation's body: walked once, or with PERSISTENT=1 inside a loop over the
-    /// output tiles the workgroup takes (forEachTile()), after what the target sets up once
-    /// (beforeTiles()), each tile followed by betweenTiles().
-    void kernelBody();
-    /// PERSISTENT=1: `body` written once inside a loop over the output tiles this workgroup
-    /// takes. The tiles are the grid of the Workgroup dimensions (the manifest's grid), numbered
-    /// x fastest; the workgroup takes number linearWorkgroup(), then every workgroupsLaunched()-th
-    /// after it, so that a launch of any number of workgroups computes every tile once. Before
-    /// each, the Workgroup indices are rebound to the tile (bindTile()), so the body reads them
-    /// as it would in a workgroup of its own. A target may run it more than once (a producer's
-    /// loop beside the consumers').
-    void forEachTile(std::function<void()> const& body);
-    /// The Workgroup indices of tile number `tile`: GROUP_M's grouped order of axes 0 and 1 where
-    /// set (TileOrder.h), else x fastest, as the hardware numbers workgroups.
-    void bindTile(Register const& tile);
-
 
     /// Each element of a held value at its place in a tensor: its offset, and the conditions
     /// under which it exists there.
@@ -445,8 +447,6 @@ protected:
     /// converted to the dest's type; reduceRows() ends each row with it too.
     virtual void setReduced(Held<Register>& held, std::size_t c, Register const& acc,
                             Reduction const& r) = 0;
-    /// A Multiply's accumulators (not fused: the product's own) set to zero.
-    virtual void clearAccumulators(Held<Register>& acc) = 0;
     /// A row split over workgroups (combineParts()): the workspace's bytes at `offset` written
     /// with acc (of `type`) where every one of `conditions` holds, visible to the workgroups
     /// that arrive after this one (arriveLast()),
@@ -458,6 +458,8 @@ protected:
     virtual void arriveLast(ExprPtr const& offset, std::int64_t parts) = 0;
     /// and the workspace's value of `type` at byte `offset`, as another workgroup wrote it.
     virtual Register readWorkspace(DataType type, ExprPtr const& offset) = 0;
+    /// A Multiply's accumulators (not fused: the product's own) set to zero.
+    virtual void clearAccumulators(Held<Register>& acc) = 0;
     /// A Multiply on the target's matrix units (tensor cores, warpgroups, MFMA), where the
     /// accumulators' layout (fragmentLayout() over the target's LaneGrid) and the operands
     /// (stagedOperands()) allow it; false to run it as SIMT fmas.
@@ -470,7 +472,26 @@ protected:
     /// acc += a * b, in f32.
     virtual void fma(Register const& acc, Register const& a, Register const& b) = 0;
 
+    // Persistent tiles (forEachTile()).
+    /// The workgroup's linear number in the grid launched (x fastest), and the number of
+    /// workgroups launched, each an i64 in a register of its own.
+    virtual Register linearWorkgroup() = 0;
+    virtual Register workgroupsLaunched() = 0;
+    /// The top of the loop over tiles: its labels, and a branch to `done` where `tile` is not
+    /// below `tiles`.
+    virtual LoopLabels beginTiles(Register const& tile, ExprPtr const& tiles) = 0;
+    /// tile += step, the branch back to the top, and the label after the loop.
+    virtual void endTiles(LoopLabels const& labels, Register const& tile, Register const& step) = 0;
+    /// Index `dest` (a Workgroup dimension) = the i64 in register `from`.
+    virtual void copyIndex(Id dest, Register const& from) = 0;
+
     // What a target may decide otherwise (each has a default).
+    /// Before the loop over tiles, what the target sets up once for all of them in `body`
+    /// (the kernel's): nothing by default.
+    virtual void beforeTiles(std::vector<Id> const& body);
+    /// After each tile: a barrier where the kernel stages shared memory, so that no workitem's
+    /// next tile overwrites a tile another still reads (the default).
+    virtual void betweenTiles();
     /// Whether a load into a holdable `dest` is better read in place all the same (false).
     virtual bool streamed(Id op, Id dest) const;
     /// Whether a hardware index of size 1 is the literal 0 in index expressions (false: its
@@ -505,22 +526,3 @@ protected:
 };
 
 } // namespace kiln::lowering::detail
-    // Persistent tiles (forEachTile()).
-    /// The workgroup's linear number in the grid launched (x fastest), and the number of
-    /// workgroups launched, each an i64 in a register of its own.
-    virtual Register linearWorkgroup() = 0;
-    virtual Register workgroupsLaunched() = 0;
-    /// The top of the loop over tiles: its labels, and a branch to `done` where `tile` is not
-    /// below `tiles`.
-    virtual LoopLabels beginTiles(Register const& tile, ExprPtr const& tiles) = 0;
-    /// tile += step, the branch back to the top, and the label after the loop.
-    virtual void endTiles(LoopLabels const& labels, Register const& tile, Register const& step) = 0;
-    /// Index `dest` (a Workgroup dimension) = the i64 in register `from`.
-    virtual void copyIndex(Id dest, Register const& from) = 0;
-
-    /// Before the loop over tiles, what the target sets up once for all of them in `body`
-    /// (the kernel's): nothing by default.
-    virtual void beforeTiles(std::vector<Id> const& body);
-    /// After each tile: a barrier where the kernel stages shared memory, so that no workitem's
-    /// next tile overwrites a tile another still reads (the default).
-    virtual void betweenTiles();

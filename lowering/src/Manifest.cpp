@@ -2,6 +2,7 @@
 // shape, the manifest JSON (tensor maps included) and the graph's hash, and the tensors' geometry
 // that tensor maps describe (TensorMaps.h). Shared by every target.
 #include "CodeGenerators.h"
+#include "KernelWalker.h"
 #include "kiln/graph/ExpressionText.h"
 #include "kiln/graph/GraphJson.h"
 #include "kiln/graph/Simplify.h"
@@ -36,7 +37,6 @@ void describeInterface(KernelGraph const& graph, CodegenOptions const& options,
         p.meaning = fmt::format("{} {}", name(arg.kind), arg.name);
         kernel.parameters.push_back(std::move(p));
     }
-    for (int a = 0; a < 3; ++a) {
     // A Reduce's rows split over workgroups: the workspace where their parts meet, last.
     if (auto const workspace = detail::splitRowsWorkspace(graph, shape)) {
         ParameterInfo p;
@@ -50,6 +50,7 @@ void describeInterface(KernelGraph const& graph, CodegenOptions const& options,
         p.workspaceBytes = toString(workspace->bytes);
         kernel.parameters.push_back(std::move(p));
     }
+    for (int a = 0; a < 3; ++a) {
         kernel.block[a] = shape.block[a];
         kernel.grid.push_back(toString(shape.grid[a]));
     }
@@ -96,6 +97,10 @@ std::string EmittedKernel::manifestJson() const {
     m["target"] = target;
     m["block"] = {block[0], block[1], block[2]};
     m["grid"] = grid;
+    // PERSISTENT=1: the grid above counts the output tiles; the launch is min(tiles,
+    // multiprocessors x workgroups_per_multiprocessor) workgroups along x (Occupancy.h).
+    if (workgroupsPerMultiprocessor > 0)
+        m["persistent"] = {{"workgroups_per_multiprocessor", workgroupsPerMultiprocessor}};
     m["shared_bytes"] = sharedBytes;
     auto& params = m["parameters"] = nlohmann::ordered_json::array();
     for (auto const& p : parameters) {
@@ -107,15 +112,11 @@ std::string EmittedKernel::manifestJson() const {
                                     {"size", p.size},
                                     {"offset", p.offset},
                                     {"meaning", p.meaning}};
+        if (p.workspaceBytes)
+            item["workspace"] = {{"bytes", *p.workspaceBytes}, {"zeroed", true}};
         if (p.tensorMap)
             item["tensor_map"] = {{"tensor", p.tensorMap->tensor},
                                   {"box", p.tensorMap->box},
-    // PERSISTENT=1: the grid above counts the output tiles; the launch is min(tiles,
-    // multiprocessors x workgroups_per_multiprocessor) workgroups along x (Occupancy.h).
-        if (p.workspaceBytes)
-            item["workspace"] = {{"bytes", *p.workspaceBytes}, {"zeroed", true}};
-    if (workgroupsPerMultiprocessor > 0)
-        m["persistent"] = {{"workgroups_per_multiprocessor", workgroupsPerMultiprocessor}};
                                   {"swizzle", p.tensorMap->swizzle},
                                   {"sizes", p.tensorMap->sizes},
                                   {"strides", p.tensorMap->strides}};

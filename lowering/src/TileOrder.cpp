@@ -24,4 +24,31 @@ GridTile groupedTile(ExprPtr const& linear, ExprPtr const& rows, ExprPtr const& 
             convert(DataType::I64, column)};
 }
 
+std::vector<ExprPtr> tileIndices(ExprPtr const& tile, std::vector<ExprPtr> const& tiles,
+                                 std::int64_t group) {
+    // Quotients in i32, as groupedTile's: a grid has fewer than 2^31 tiles.
+    auto i32 = [](ExprPtr const& e) { return convert(DataType::I32, e); };
+    std::vector<ExprPtr> out;
+    ExprPtr below; // the tiles of the axes before this one (none: 1)
+    if (group > 0 && tiles.size() >= 2) {
+        ExprPtr const span = i32(tiles[0]) * i32(tiles[1]);
+        GridTile const t =
+            groupedTile(tiles.size() > 2 ? i32(tile) % span : tile, tiles[0], tiles[1], group);
+        out = {t.row, t.column};
+        below = span;
+    }
+    for (std::size_t a = out.size(); a < tiles.size(); ++a) {
+        if (!below && a + 1 == tiles.size()) {
+            out.push_back(tile); // one axis
+            break;
+        }
+        ExprPtr q = below ? i32(tile) / below : i32(tile);
+        if (a + 1 < tiles.size())
+            q = q % i32(tiles[a]);
+        out.push_back(convert(DataType::I64, q));
+        below = below ? below * i32(tiles[a]) : i32(tiles[a]);
+    }
+    return out;
+}
+
 } // namespace kiln::lowering

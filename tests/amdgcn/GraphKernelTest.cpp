@@ -120,6 +120,26 @@ std::vector<Case> const kCases = {
       {"GROUP_M", 16}},
      {"v_readfirstlane_b32", "v_min_i32"},
      {"v_mfma_f32_16x16x16"}},
+    // PERSISTENT=1 (issue 18): each workgroup loops over the tiles (the loop's counter and
+    // the workgroups launched on the scalar unit, those read from the dispatch packet), in
+    // GROUP_M's order; SIMT register tiles and a 2 x 2 grid of waves.
+    {"gemm_persistent_tiles",
+     "gemm.json",
+     "gemm.pipeline.json",
+     {{"PERSISTENT", 1}, {"GROUP_M", 8}},
+     {"s_load_dwordx4", "s_lshr_b32", "s_addc_u32", "v_readfirstlane_b32", "s_barrier"}},
+    {"gemm_persistent_tiles_mfma_grid",
+     "gemm-f16.json",
+     "gemm.pipeline.json",
+     {{"MMA", 1},
+      {"MT_M", 64},
+      {"MT_N", 64},
+      {"MT_K", 32},
+      {"WT_M", 32},
+      {"WT_N", 32},
+      {"PERSISTENT", 1}},
+     {"s_load_dwordx4", "s_lshr_b32", "s_addc_u32", "s_barrier"},
+     {"v_mfma_f32_16x16x16"}},
     // Fused epilogues (issue 19): bias + tanh-GELU on a 2 x 2 grid of waves (the bias broadcast
     // over the rows, loaded at the accumulators' columns), and a scaled product + residual +
     // ReLU on SIMT register tiles; each workitem's chain in chunks, cast to f16 at the store.

@@ -98,16 +98,6 @@ private:
     // `src` copied into the registers of `dst` (same size), dword by dword.
     void copy(gcn::Value const& dst, gcn::Value const& src);
 
-    // ---- Workgroups (AmdgcnWorkgroup.cpp) ------------------------------------------------
-    bool uniform(ExprPtr const& e) const;
-    void drain();
-    LoopLabels beginLoop(ExprPtr const& condition) override;
-    void endLoop(LoopLabels const& labels) override;
-    std::string beginUnrolled() override;
-    void beginCopy(Id counter, std::int64_t value, ExprPtr const& condition,
-                   std::string const& done) override;
-    void endCopy(Id counter) override;
-    void endUnrolled(std::string const& done) override;
     // ---- Persistent tiles (AmdgcnPersistent.cpp) ------------------------------------------
     gcn::Value linearWorkgroup() override;
     gcn::Value workgroupsLaunched() override;
@@ -119,6 +109,16 @@ private:
     std::array<gcn::Value, 3> launchedPerAxis();
     std::optional<std::array<gcn::Value, 3>> launched_;
 
+    // ---- Workgroups (AmdgcnWorkgroup.cpp) ------------------------------------------------
+    bool uniform(ExprPtr const& e) const;
+    void drain();
+    LoopLabels beginLoop(ExprPtr const& condition) override;
+    void endLoop(LoopLabels const& labels) override;
+    std::string beginUnrolled() override;
+    void beginCopy(Id counter, std::int64_t value, ExprPtr const& condition,
+                   std::string const& done) override;
+    void endCopy(Id counter) override;
+    void endUnrolled(std::string const& done) override;
     std::pair<gcn::Value, int> ldsAddress(Id shared, ExprPtr const& index, SharedBases& bases);
     std::vector<gcn::Value> readShared(Id shared, std::vector<std::map<Id, ExprPtr>> const& at,
                                        SharedBases& bases);

@@ -97,6 +97,10 @@ struct EmittedKernel {
     std::vector<ParameterInfo> parameters;
     std::int64_t block[3] = {1, 1, 1};
     std::vector<std::string> grid; ///< workgroups along x, y, z, as expressions of sizes
+    /// PERSISTENT=1: `grid` counts the output tiles, and the launch is a persistent grid of
+    /// min(tiles, multiprocessors x this many) workgroups along x (PersistentGrid.h); 0: the
+    /// launch is `grid`.
+    std::int64_t workgroupsPerMultiprocessor = 0;
     std::size_t sharedBytes = 0;
     /// Registers per workitem where code generation allocates them (AMDGCN: VGPRs and AGPRs);
     /// 0 for PTX, whose registers ptxas allocates.
@@ -106,10 +110,6 @@ struct EmittedKernel {
     /// Conditions on sizes the kernel assumes (it traps where one fails), written as
     /// expressions of the size parameters; empty for a kernel of every size.
     std::vector<std::string> assumptions;
-    /// PERSISTENT=1: `grid` counts the output tiles, and the launch is a persistent grid of
-    /// min(tiles, multiprocessors x this many) workgroups along x (PersistentGrid.h); 0: the
-    /// launch is `grid`.
-    std::int64_t workgroupsPerMultiprocessor = 0;
 
     /// The manifest JSON (the runtime's KernelManifest format plus the fields above).
     std::string manifestJson() const;

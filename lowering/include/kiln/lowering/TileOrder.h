@@ -13,6 +13,7 @@
 #include "kiln/graph/Expression.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace kiln::lowering {
 
@@ -28,5 +29,13 @@ struct GridTile {
 /// group 1 is row-major order (columns fastest), group >= rows the hardware's (rows fastest).
 GridTile groupedTile(ExprPtr const& linear, ExprPtr const& rows, ExprPtr const& columns,
                      std::int64_t group);
+
+/// The indices along each axis of tile number `tile` (0 to the product of `tiles` - 1) of a grid
+/// of `tiles` tiles along each axis, x first: x fastest (x = tile % X, y = tile / X % Y, the
+/// last axis the quotient), or with `group` > 0 and two axes or more, x and y in the grouped
+/// order (groupedTile) within each z. PERSISTENT=1's loop over tiles (KernelWalker::bindTile)
+/// binds a workgroup's indices to them, tile after tile.
+std::vector<ExprPtr> tileIndices(ExprPtr const& tile, std::vector<ExprPtr> const& tiles,
+                                 std::int64_t group);
 
 } // namespace kiln::lowering

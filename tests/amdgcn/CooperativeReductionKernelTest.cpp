@@ -1,8 +1,8 @@
 // CooperativeReductionKernelTest.cpp: Reduces whose rows several workitems share (COOP=1 of
 // rules/reduction.pipeline.json) emitted for every AMD target, in both layouts and with sum,
-// max, min and mean, and softmax, layer norm and RMS norm (a row's value used back along it); each
-// kernel assembles, and its code object disassembles back to the same instructions
-// (ds_swizzle_b32's bit-mask offset included). Skips, saying why, where this build has no assembler
+// max, min and mean, rows split over workgroups (SPLIT), and softmax, layer norm and RMS norm (a
+// row's value used back along it); each kernel assembles, and its code object disassembles back
+// to the same instructions (ds_swizzle_b32's bit-mask offset included). Skips, saying why, where this build has no assembler
 // or llvm-objdump-16.
 #include "AmdTestSupport.h"
 #include "LoweringTestSupport.h"
@@ -45,6 +45,17 @@ std::vector<Schedule> const kSchedules = {
      "row-mean-rowmajor.json",
      {{"COOP", 1}, {"ROWS", 1}, {"LANES", 128}, {"VEC", 8}},
      {"v_add_f64", "ds_swizzle_b32", "v_div_scale_f64", "v_div_fixup_f64"}},
+    // Rows split over workgroups (SPLIT): the parts' values meet in the workspace, counted in
+    // with a returning atomic add; all but the last workgroup end early.
+    {"sum_rowmajor_split",
+     "row-sum-rowmajor.json",
+     {{"COOP", 1}, {"ROWS", 1}, {"LANES", 256}, {"VEC", 4}, {"SPLIT", 8}},
+     {"global_atomic_add", "s_endpgm", "global_store_dwordx2", "global_load_dwordx4",
+      "ds_swizzle_b32"}},
+    {"max_f16_colmajor_split",
+     "row-max-colmajor.json",
+     {{"COOP", 1}, {"ROWS", 32}, {"LANES", 8}, {"VEC", 4}, {"SPLIT", 5}},
+     {"global_atomic_add", "s_endpgm", "v_max_f64", "v_readfirstlane_b32"}},
     // A row's reduced value used back along the row: the rows read again in each pass.
     {"softmax_f16",
      "softmax-f16.json",

@@ -337,12 +337,33 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
         arrivalUs = steps * (mc.latencyCycles + tileBytes / kL2BytesPerClockPerMultiprocessor) /
                     lead / mc.clockHz * 1e6;
     }
+    // Each tile's pipeline fills before its first multiply (a load latency and one K slice at
+    // the L2's rate) and ends in its epilogue (the tile's result stored, at that rate too). Where
+    // the model counts the pipeline's arrival (warpgroups), these add to each tile's time, shared
+    // among the workgroups resident on a multiprocessor (another's multiply fills the gap).
+    // PERSISTENT=1 with a producer warpgroup (WARP_SPECIALIZE=1) loads the next tile's slices
+    // during this tile's epilogue (PtxPersistent.cpp): a tile waits for the longer of the two,
+    // not for both. Without a producer the next tile's loads are issued after the epilogue and a
+    // barrier, as a new workgroup's would be: no difference the model can see (what persistence
+    // saves there, the start of a workgroup and its mbarriers' set-up, is not in arch-db).
+    if (warpgroups && stages >= 2) {
+        double const resident = std::min<double>(occ.blocks, tilesPerSm);
+        double const l2PerUs = kL2BytesPerClockPerMultiprocessor * mc.clockHz / 1e6;
+        double const fillUs =
+            mc.latencyCycles / mc.clockHz * 1e6 + (mtM + mtN) * mtK * inBytes / l2PerUs;
+        double const epilogueUs = mtM * mtN * sizeInBytes(p.outputType) / l2PerUs;
+        bool const overlapped = param(params, "PERSISTENT", 0) == 1 &&
+                                param(params, "WARP_SPECIALIZE", 0) == 1 &&
+                                param(params, "TMA", 0) == 1;
+        e.tilesUs = tilesPerSm / resident *
+                    (overlapped ? std::max(fillUs, epilogueUs) : fillUs + epilogueUs);
+    }
     double const slowest = std::max({busiest, e.memoryUs, sharedUs, l2Us, arrivalUs});
     double const stepUs = slowest / steps, latencyUs = mc.latencyCycles / mc.clockHz * 1e6;
     double const busy = stages >= 2 ? 1.0
                                     : std::min(1.0, std::min<double>(occ.blocks, tilesPerSm) *
                                                         stepUs / (latencyUs + stepUs));
-    e.microseconds = slowest / busy + kLaunchMicroseconds;
+    e.microseconds = slowest / busy + e.tilesUs + kLaunchMicroseconds;
     return e;
 }
 

@@ -189,6 +189,37 @@ TEST(CostModel, WarpgroupsReachTheMatrixPeakWhereTheTargetHasWgmma) {
     EXPECT_GT(cost(p, "sm_80", ampere).computeUs, 1.5 * wgmma.computeUs);
 }
 
+TEST(CostModel, PersistentTilesWithAProducerHideEachTilesFillBehindTheLastOnesEpilogue) {
+    Problem const p = gemm(4096);
+    auto schedule = [](std::int64_t persistent, std::int64_t specialized) {
+        return std::map<std::string, std::int64_t>{{"MMA", 1},
+                                                   {"MT_M", 128},
+                                                   {"MT_N", 256},
+                                                   {"MT_K", 64},
+                                                   {"WT_M", 16},
+                                                   {"STAGES", 4},
+                                                   {"TMA", 1},
+                                                   {"WARP_SPECIALIZE", specialized},
+                                                   {"PERSISTENT", persistent}};
+    };
+    // One workgroup a multiprocessor, 4 tiles each: every tile's fill (a latency and one 48 KB
+    // slice) and epilogue (64 KB of f16 stored) add to its time.
+    CostEstimate const plain = cost(p, "sm_90a", schedule(0, 1));
+    EXPECT_EQ(plain.blocksPerMultiprocessor, 1);
+    EXPECT_GT(plain.tilesUs, 0);
+    // Persistent with a producer: each tile waits for the longer of the two, not both.
+    CostEstimate const persistent = cost(p, "sm_90a", schedule(1, 1));
+    EXPECT_LT(persistent.tilesUs, plain.tilesUs);
+    EXPECT_GT(persistent.tilesUs, plain.tilesUs / 2 - 1e-9);
+    EXPECT_LT(persistent.microseconds, plain.microseconds);
+    // Without a producer the next tile's loads wait for the epilogue: no difference to see.
+    EXPECT_EQ(cost(p, "sm_90a", schedule(1, 0)).microseconds,
+              cost(p, "sm_90a", schedule(0, 0)).microseconds);
+    // The measured 128 x 256 kernel stays where it was measured (277 us, L2 bound).
+    EXPECT_GT(plain.microseconds, 240);
+    EXPECT_LT(plain.microseconds, 320);
+}
+
 TEST(CostModel, StreamsAreBoundByBandwidth) {
     Command const c = loadCommand(std::string(KILN_SOURCE_DIR) + "/examples/axpy.json");
     Problem const p = problemOf(c, {{"N", double(1 << 26)}});

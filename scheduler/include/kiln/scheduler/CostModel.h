@@ -5,7 +5,8 @@
 // multiprocessors, shared memory and registers per multiprocessor (occupancy), peak matrix and
 // FP32 rates (compute), memory bandwidth and L2 size (traffic), and the global-load latency
 // (how many bytes must be in flight to hide it, Little's law). The schedule parameters it
-// understands are those of the shipped pipelines: MT_M, MT_N, MT_K, STAGES and WG_SIZE (GEMM),
+// understands are those of the shipped pipelines: MT_M, MT_N, MT_K, STAGES, WG_SIZE, MMA, WT_M,
+// WT_N, TT_M, TT_N, MIN_BLOCKS, and PERSISTENT with WARP_SPECIALIZE and TMA (GEMM),
 // WG_SIZE and VEC (element-wise), ROWS (reduction); missing ones take the pipeline's defaults.
 // Register counts are estimated unless the compile step measured them (ptxas).
 #pragma once
@@ -40,6 +41,9 @@ struct CostEstimate {
     std::string limitedBy;           ///< which resource limits occupancy
     double waves = 0;                ///< blocks / (multiprocessors x blocks per multiprocessor)
     double latencyHiding = 1;        ///< share of the memory latency hidden (0..1]
+    /// Each tile's pipeline fill and epilogue that no multiply hides (warpgroup pipelines; with
+    /// PERSISTENT=1 and a producer warpgroup the next tile's fill overlaps the epilogue).
+    double tilesUs = 0;
 };
 
 /// Estimates the run time of `problem` on `arch` under the schedule `params`.

@@ -374,8 +374,11 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
     CostEstimate e;
     bool const reduction = p.kind == ProblemKind::Reduction;
     // COOP=1 (rows-to-workgroups): LANES workitems share each row, ROWS rows per workgroup,
-    // UNROLL reads of VEC consecutive elements a step; otherwise one row per workitem.
+    // UNROLL reads of VEC consecutive elements a step, each row split over SPLIT workgroups;
+    // otherwise one row per workitem.
     bool const cooperative = reduction && param(params, "COOP", 0) == 1;
+    double const split =
+        cooperative ? double(std::max<std::int64_t>(param(params, "SPLIT", 1), 1)) : 1;
     double const lanes =
         cooperative ? double(std::max<std::int64_t>(param(params, "LANES", 256), 1)) : 1;
     double const vec =
@@ -392,7 +395,7 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
     if (occ.blocks == 0)
         return infeasible(e, occ.reason);
 
-    double const items = reduction ? double(p.m) * lanes : ceilDiv(double(p.n), vec);
+    double const items = reduction ? double(p.m) * lanes * split : ceilDiv(double(p.n), vec);
     double const blocks = ceilDiv(items, e.threads);
     e.waves = blocks / (mc.sms * occ.blocks);
     double const blocksPerSm = std::min<double>(occ.blocks, ceilDiv(blocks, mc.sms));
@@ -403,10 +406,11 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
     double const accessBytes =
         reduction && !cooperative ? std::max(kSectorBytes, bytesPerValue) : bytesPerValue;
     e.dramBytes = (reduction ? double(p.m * p.n) * accessBytes : p.readBytes) + p.writtenBytes;
-    // A row shorter than a step of its workitems (LANES x VEC elements) leaves some of them
-    // without an element to read.
+    // A row (a part of one, split) shorter than a step of its workitems (LANES x VEC elements)
+    // leaves some of them without an element to read.
     double const step = lanes * vec;
-    double const filled = cooperative ? double(p.n) / (ceilDiv(double(p.n), step) * step) : 1.0;
+    double const part = ceilDiv(double(p.n), split);
+    double const filled = cooperative ? double(p.n) / (split * ceilDiv(part, step) * step) : 1.0;
     double const inFlight = blocksPerSm * e.threads * vec * accessBytes * filled;
     e.latencyHiding = std::min(1.0, inFlight / mc.bytesInFlightNeeded);
     // Only the multiprocessors that have a block stream.

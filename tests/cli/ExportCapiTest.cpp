@@ -134,6 +134,17 @@ TEST(ExportCapi, ATmaKernelMakesItsTensorMapsFromThePointers) {
         contains(generateCapiSource(exportedGemm(), gemmOptions()), "kiln_encode_tensor_map"));
 }
 
+// A persistent kernel tells the launcher its workgroups per multiprocessor, which launches
+// min(tiles, multiprocessors x that) along x (kiln_persistent_grid); others pass 0.
+TEST(ExportCapi, APersistentKernelAsksTheDeviceForItsMultiprocessors) {
+    lowering::EmittedKernel k = exportedGemm();
+    k.workgroupsPerMultiprocessor = 1;
+    EXPECT_TRUE(contains(generateCapiSource(k, gemmOptions()),
+                         "return kiln_launch(stream, kiln_grid, 1u, kiln_arguments);"));
+    EXPECT_TRUE(contains(generateCapiSource(exportedGemm(), gemmOptions()),
+                         "return kiln_launch(stream, kiln_grid, 0u, kiln_arguments);"));
+}
+
 TEST(ExportCapi, ATensorMapItCannotEncodeIsRefused) {
     lowering::EmittedKernel k = exportedTmaGemm();
     k.parameters.back().tensorMap->box = {64, 64, 2};

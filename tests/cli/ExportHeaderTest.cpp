@@ -107,3 +107,27 @@ TEST(ExportHeader, ATmaKernelMakesItsTensorMapsAtLaunch) {
         << header;
     EXPECT_EQ(header.find("DevicePointer<kiln::runtime::Half> A_tma"), std::string::npos);
 }
+
+// A persistent kernel (PERSISTENT=1): grid() still counts the tiles, and launch() launches the
+// persistent grid of them on the stream's device (runtime/PersistentGrid.h).
+TEST(ExportHeader, APersistentKernelLaunchesAsManyWorkgroupsAsTheDeviceHolds) {
+    lowering::EmittedKernel k = gemm();
+    k.schedule["PERSISTENT"] = 1;
+    k.workgroupsPerMultiprocessor = 2;
+    std::string const header = generateHeader(k, {.name = "gemm"});
+    EXPECT_NE(header.find("#include \"kiln/runtime/PersistentGrid.h\""), std::string::npos);
+    EXPECT_NE(header.find("inline constexpr std::uint32_t kWorkgroupsPerMultiprocessor = 2u;"),
+              std::string::npos)
+        << header;
+    EXPECT_NE(header.find("return stream.launch(kernel, kiln::runtime::persistentGrid(\n"
+                          "                             grid(sizes), kWorkgroupsPerMultiprocessor,"
+                          "\n                             stream.device().description()."
+                          "multiprocessorCount),"),
+              std::string::npos)
+        << header;
+    EXPECT_NE(header.find("\"workgroups_per_multiprocessor\": 2"), std::string::npos);
+    // A kernel that is not persistent launches its grid.
+    std::string const plain = generateHeader(gemm(), {.name = "gemm"});
+    EXPECT_EQ(plain.find("persistentGrid"), std::string::npos);
+    EXPECT_NE(plain.find("return stream.launch(kernel, grid(sizes), kBlock"), std::string::npos);
+}

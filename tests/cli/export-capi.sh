@@ -72,6 +72,34 @@ KILN_CUDA_DRIVER="$out/fake-libcuda.so" LD_LIBRARY_PATH="$out/golden" "$out/call
 diff -u "$src/tests/golden/export/gemm_capi.calls.txt" "$out/calls.txt"
 echo "the golden library asks the driver for what gemm_capi.calls.txt holds"
 
+# A persistent kernel (PERSISTENT=1) over the same driver: as many workgroups as its 132
+# multiprocessors hold (one each), fewer where there are fewer tiles (8 x 4 for M = 1000), and
+# the 4000 tiles of M = 128000 on 132 workgroups, which the driver takes.
+"$kiln" export examples/gemm-f16.json --pipeline rules/gemm.pipeline.json --target sm_90a \
+    --params MMA=1,MT_M=128,MT_N=256,MT_K=64,WT_M=16,WT_N=0,STAGES=4,PERSISTENT=1 \
+    --name gemm_persistent --shared-library -o "$out/persistent"
+build_call gemm_persistent "$out/persistent" "$out/persistent"
+KILN_CUDA_DRIVER="$out/fake-libcuda.so" LD_LIBRARY_PATH="$out/persistent" \
+    "$out/call-gemm_persistent" >"$out/persistent-calls.txt"
+for launch in "grid 32 x 1 x 1, block 4 x 8 x 8" "grid 132 x 1 x 1, block 4 x 8 x 8"; do
+    if ! grep -q "cuLaunchKernel(kernel in .*, $launch" "$out/persistent-calls.txt"; then
+        echo "FAILED: the persistent kernel was not launched with $launch:"
+        cat "$out/persistent-calls.txt"
+        exit 1
+    fi
+done
+grep -q "cuDeviceGetAttribute(16, device 0)" "$out/persistent-calls.txt"
+refused=$(awk '/^a grid the driver refuses:/ { at = 1 } at && /-> / { print; exit }' \
+    "$out/persistent-calls.txt")
+case "$refused" in
+*"-> 0 "*) ;;
+*)
+    echo "FAILED: the persistent grid of 4000 tiles was not launched: $refused"
+    exit 1
+    ;;
+esac
+echo "the persistent kernel's launcher launches min(tiles, 132 multiprocessors x 1) workgroups"
+
 if CC="cc -include no-such-header.h" "$kiln" export examples/gemm-f16.json --pipeline rules/gemm.pipeline.json \
     --target sm_90a --params MMA=1,MT_M=64,MT_N=32,MT_K=16,WT_M=32 --shared-library \
     -o "$out/refused" 2>"$out/refused.log"; then

@@ -1,8 +1,9 @@
 /* fake-libcuda.c: a CUDA driver that prints what it is asked, for export-capi.sh to check what
  * the exported C ABI of a GEMM (A, B, D, M, K, N) does without a GPU: the context it
  * chooses, that it loads the kernel once per context with the manifest's shared memory, and the
- * grid, block and arguments of each launch. It refuses a grid wider than 1000 workgroups, as a
- * real driver refuses one past the device's limits. Loaded through KILN_CUDA_DRIVER. */
+ * grid, block and arguments of each launch, and a device of 132 multiprocessors to a persistent
+ * kernel's launcher. It refuses a grid wider than 1000 workgroups, as a real driver refuses one
+ * past the device's limits. Loaded through KILN_CUDA_DRIVER. */
 #include <stdint.h>
 #include <stdio.h>
 
@@ -74,6 +75,17 @@ CUresult cuModuleGetFunction(void** loaded, void* from, const char* name) {
 CUresult cuFuncSetAttribute(void* of, int attribute, int value) {
     printf("  cuFuncSetAttribute(%s, %d, %d)\n", of == &function ? "kernel" : "?", attribute,
            value);
+    return 0;
+}
+/* The device of 132 multiprocessors a persistent kernel's launcher asks for. */
+CUresult cuCtxGetDevice(int* device) {
+    printf("  cuCtxGetDevice in %s\n", contextName(current));
+    *device = 0;
+    return 0;
+}
+CUresult cuDeviceGetAttribute(int* value, int attribute, int device) {
+    printf("  cuDeviceGetAttribute(%d, device %d)\n", attribute, device);
+    *value = attribute == 16 ? 132 : 0;
     return 0;
 }
 CUresult cuLaunchKernel(void* of, unsigned gridX, unsigned gridY, unsigned gridZ, unsigned blockX,

@@ -144,6 +144,28 @@ TEST(Manifest, RefusesMalformedTensorMapsAndClusters) {
               "m.json: /cluster: has 16 blocks; a portable cluster has at most 8");
 }
 
+// A persistent kernel's workgroups per multiprocessor (PersistentGrid.h), read and written.
+TEST(Manifest, ReadsAPersistentGrid) {
+    auto const manifest = KernelManifest::fromJson(
+        R"({"entry": "k", "target": "sm_90a", "persistent": {"workgroups_per_multiprocessor": 2},
+            "parameters": []})",
+        "m.json");
+    ASSERT_TRUE(manifest.ok()) << manifest.error().message();
+    EXPECT_EQ(manifest->workgroupsPerMultiprocessor, 2u);
+    auto const again = KernelManifest::fromJson(manifest->toJson(), "again");
+    ASSERT_TRUE(again.ok()) << again.error().message();
+    EXPECT_EQ(*again, *manifest);
+    EXPECT_EQ(KernelManifest::fromJson(R"({"entry": "k", "target": "sm_90a", "parameters": []})",
+                                       "m.json")
+                  ->workgroupsPerMultiprocessor,
+              0u);
+    EXPECT_EQ(refusal("", R"(, "persistent": 1)"),
+              "m.json: /persistent: must be {\"workgroups_per_multiprocessor\": N}, not 1");
+    EXPECT_EQ(refusal("", R"(, "persistent": {"workgroups_per_multiprocessor": 0})"),
+              "m.json: /persistent/workgroups_per_multiprocessor: must be between 1 and 1024, "
+              "not 0");
+}
+
 TEST(Manifest, RefusesOverlapsAndDuplicates) {
     std::string const x =
         R"({"name": "x", "type": "f32", "kind": "pointer", "size": 8, "offset": 0})";

@@ -34,6 +34,13 @@ public:
         std::string const variable = n.substr(0, dot), attribute = n.substr(dot + 1);
         if (variable == "arch")
             return add({Placeholder::Kind::ArchFact, "", attribute});
+        if (variable == "command") {
+            if (!scope_.commandFacts)
+                fail("'command.{}' is a fact of the Command a search space is tuned for; a rule "
+                     "applies to any graph and cannot read it",
+                     attribute);
+            return add({Placeholder::Kind::CommandFact, "", attribute});
+        }
         if (!scope_.variables.count(variable))
             fail("unknown variable '{}'{}", variable, suggestion(variable, scope_.variables, ""));
         if (std::find(std::begin(kAttributes), std::end(kAttributes), attribute) ==
@@ -105,6 +112,8 @@ ExprPtr resolve(Placeholder const& p, RuleContext const& c) {
                  c.arch ? " for this target" : " (no target given)");
         return literal(*v);
     }
+    case Placeholder::Kind::CommandFact: // refused where a rule is parsed
+        fail("command.{} has no value in a rule", p.attribute);
     case Placeholder::Kind::Attribute:
         break;
     }

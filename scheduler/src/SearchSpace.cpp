@@ -147,6 +147,7 @@ SearchSpace parseSearchSpace(std::string_view text, std::string const& file) {
         params.fail("a search space needs at least one parameter");
 
     rules::RuleScope scope;
+    scope.commandFacts = true; // checked for the Command being tuned (CommandFacts.h)
     for (auto const& p : space.parameters)
         scope.parameters.insert(p.name);
     if (auto constraints = root.find("constraints")) {

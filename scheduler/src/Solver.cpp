@@ -33,9 +33,11 @@ private:
     Point const& point_;
 };
 
-// The offset of `arch.NAME` in the constraint text, for an error at that character.
-std::size_t offsetOfFact(std::string const& text, std::string const& name) {
-    std::string const word = "arch." + name;
+// The offset of `arch.NAME` (`command.NAME`) in the constraint text, for an error at that
+// character.
+std::size_t offsetOfFact(std::string const& text, std::string const& name,
+                         std::string_view of = "arch") {
+    std::string const word = fmt::format("{}.{}", of, name);
     for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
         std::size_t const end = at + word.size();
         bool const whole =
@@ -49,7 +51,7 @@ std::size_t offsetOfFact(std::string const& text, std::string const& name) {
 
 } // namespace
 
-Solver::Solver(SearchSpace const& space, rules::ArchFacts const& arch)
+Solver::Solver(SearchSpace const& space, rules::ArchFacts const& arch, CommandFacts const& command)
     : space_(space)
     , checkAt_(space.parameters.size()) {
     for (std::size_t c = 0; c < space.constraints.size(); ++c) {
@@ -60,6 +62,22 @@ Solver::Solver(SearchSpace const& space, rules::ArchFacts const& arch)
                 continue;
             std::string const& name = constraint.expression.placeholders[k].attribute;
             std::string const text = constraint.at.asString();
+            if (constraint.expression.placeholders[k].kind ==
+                rules::Placeholder::Kind::CommandFact) {
+                if (!command)
+                    constraint.at.failInString(
+                        offsetOfFact(text, name, "command"),
+                        fmt::format("'command.{}' needs the Command being tuned; none was given",
+                                    name));
+                auto value = command(name);
+                if (!value)
+                    constraint.at.failInString(
+                        offsetOfFact(text, name, "command"),
+                        fmt::format("the Command has no fact 'command.{}'; it has {}", name,
+                                    fmt::join(commandFactNames(), ", ")));
+                facts[k] = *value;
+                continue;
+            }
             if (!arch)
                 constraint.at.failInString(
                     offsetOfFact(text, name),

@@ -263,7 +263,7 @@ void addTune(CLI::App& app) {
             }
             rules::ArchFacts const facts = rules::archFacts(target);
             arch::Arch const& arch = arch::ArchLibrary::get(target);
-            scheduler::Solver const solver(space, facts);
+            scheduler::Solver const solver(space, facts, scheduler::commandFacts(command));
 
             std::string compile = o->compile;
             bool const nvidia = arch.vendor() == arch::Vendor::Nvidia;

@@ -24,7 +24,9 @@ namespace kiln::rules {
 
 /// A name a rule expression refers to.
 struct Placeholder {
-    enum class Kind : std::uint8_t { Attribute, Parameter, ArchFact };
+    /// CommandFact: `command.NAME`, a fact of the Command a search space is tuned for
+    /// (scheduler/CommandFacts.h), where RuleScope::commandFacts allows it.
+    enum class Kind : std::uint8_t { Attribute, Parameter, ArchFact, CommandFact };
     Kind kind;
     std::string variable;  ///< Attribute: the pattern variable
     std::string attribute; ///< Attribute: size, stride, axis, index, value, count, transA, transB;
@@ -42,6 +44,9 @@ struct RuleExpression {
 struct RuleScope {
     std::set<std::string> variables;  ///< pattern (and, in a rewrite, added) variables
     std::set<std::string> parameters; ///< declared $NAMEs
+    /// Whether `command.NAME` may be written: in a search space's constraints, which are
+    /// checked for one Command; not in rules, which apply to any graph.
+    bool commandFacts = false;
 };
 
 /// Parses `text`; throws ExpressionError at the offset of an unknown name or attribute.

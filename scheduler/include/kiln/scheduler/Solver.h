@@ -3,12 +3,13 @@
 // A point assigns one value of its domain to every parameter. The solver binds parameters in
 // the order the file declares them and checks each constraint as soon as the last parameter it
 // reads is bound, so a subtree that breaks a constraint is never entered: enumeration costs in
-// proportion to the valid partial points, not to the product of the domains. Arch facts are
-// resolved once, when the solver is made; an unknown fact is an error at its character in the
-// constraint.
+// proportion to the valid partial points, not to the product of the domains. Arch facts and
+// the Command's facts are resolved once, when the solver is made; an unknown fact is an error at
+// its character in the constraint.
 #pragma once
 
 #include "kiln/rules/ArchFacts.h"
+#include "kiln/scheduler/CommandFacts.h"
 #include "kiln/scheduler/SearchSpace.h"
 
 #include <functional>
@@ -37,8 +38,11 @@ inline constexpr std::int64_t kMaxSolverVisits = std::int64_t(1) << 26;
 class Solver {
 public:
     /// A solver for `space` on the target whose facts `arch` gives (may be empty when no
-    /// constraint reads arch facts). Throws a UserError at an unknown fact.
-    Solver(SearchSpace const& space, rules::ArchFacts const& arch);
+    /// constraint reads arch facts), for the Command whose facts `command` gives (may be empty
+    /// when no constraint reads `command.NAME`: CommandFacts.h). Throws a UserError at an
+    /// unknown fact.
+    Solver(SearchSpace const& space, rules::ArchFacts const& arch,
+           CommandFacts const& command = {});
 
     SearchSpace const& space() const { return space_; }
 

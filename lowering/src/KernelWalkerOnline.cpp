@@ -100,8 +100,16 @@ void KernelWalker<Register>::reduceOnline(MaxExpSum const& p, Held<Register>& he
         throw UserError(fmt::format("the row sums (value#{}) of the online softmax are not "
                                     "distributed as its row maxima (value#{})",
                                     p.sum, p.max));
+    // Element c of the sums is the sum of row c of the maxima: the same index along each axis.
     Held<Register>& sums = hold(p.sum);
-    if (sums.elements.size() != held.elements.size())
+    auto const sumAxes = axes(p.sum);
+    bool sameRows =
+        sums.elements.size() == held.elements.size() && sumAxes.size() == r.destAxes.size();
+    for (std::size_t c = 0; sameRows && c < held.elements.size(); ++c)
+        for (std::size_t a = 0; sameRows && a < sumAxes.size(); ++a)
+            sameRows = equal(simplify(sums.elements[c].at(sumAxes[a])),
+                             simplify(held.elements[c].at(r.destAxes[a])));
+    if (!sameRows)
         throw UserError(fmt::format("the row sums (value#{}) of the online softmax are held with "
                                     "another layout than its row maxima (value#{})",
                                     p.sum, p.max));

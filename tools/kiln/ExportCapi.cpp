@@ -364,6 +364,15 @@ std::vector<Argument> launchArguments(lowering::EmittedKernel const& kernel,
             fail("the kernel parameter '{}' is not a C identifier", p.name);
         if (p.name == "stream")
             fail("the kernel parameter 'stream' has the name of NAME_launch's first argument");
+        if (p.workspaceBytes) { // the caller's, as a cuBLAS workspace is
+            arguments.push_back(
+                {fmt::format("void* {}", p.name),
+                 fmt::format("device pointer to a workspace of at least {} bytes,\n *   {:<{}}  "
+                             "zeroed before the first launch; each launch leaves it zeroed,\n "
+                             "*   {:<{}}  so one serves a stream's launches in turn",
+                             *p.workspaceBytes, "", p.name.size(), "", p.name.size())});
+            continue;
+        }
         if (p.pointer) {
             auto const tensor = options.tensors.find(p.name);
             bool const written = tensor == options.tensors.end() || tensor->second.written;

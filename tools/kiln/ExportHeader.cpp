@@ -142,6 +142,13 @@ std::string generateHeader(lowering::EmittedKernel const& kernel, HeaderOptions 
             "the distance between two\n// of their rows to be multiples of 16 bytes (else the "
             "stream fails).",
             tensorMapNote);
+    // A workspace (a Reduce's rows split over workgroups) is the caller's, passed to launch().
+    for (auto const& p : kernel.parameters)
+        if (p.workspaceBytes)
+            tensorMapNote += fmt::format(
+                "\n// {} is a workspace of at least {} bytes,\n// zeroed before the first launch; "
+                "each launch leaves it zeroed, so one serves a stream's\n// launches in turn.",
+                p.name, *p.workspaceBytes);
     // A kernel with tensor maps is launched with arguments checked at run time (a TypedKernel
     // holds the types of its parameters, not the boxes of its tensor maps).
     std::string launchLocals,

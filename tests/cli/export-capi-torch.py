@@ -27,6 +27,9 @@ SIZES = [(4096, 4096, 4096), (1000, 999, 777), (1, 1, 1), (129, 257, 65)]  # M, 
 # refused with the reason.
 TMA_POINT = "MMA=1,MT_M=128,MT_N=256,MT_K=64,WT_M=16,WT_N=0,STAGES=4,TMA=1"
 TMA_SIZES = [(4096, 4096, 4096), (1000, 1000, 776), (1, 8, 8), (129, 264, 72)]
+# And the persistent kernel with a producer warpgroup (PERSISTENT=1), which NAME_launch launches
+# on as many workgroups as the device's multiprocessors hold, each looping over tiles.
+PERSISTENT_POINT = TMA_POINT + ",WARP_SPECIALIZE=1,GROUP_M=8,PERSISTENT=1"
 
 
 def skip(why):
@@ -118,6 +121,7 @@ failures = 0
 points = {name: (point, SIZES) for name, point in POINTS.items()}
 if target == "sm_90a":
     points["gemm_f16_tma"] = (TMA_POINT, TMA_SIZES)
+    points["gemm_f16_persistent"] = (PERSISTENT_POINT, TMA_SIZES)
 for name, (point, sizes) in points.items():
     launch, error = export(name, point)
     for m, n, k in sizes:
@@ -135,7 +139,7 @@ for name, (point, sizes) in points.items():
         message = error().decode()
         print(f"{name}_launch with K = 777: {code}: {message}")
         failures += code != 1 or "multiples of 16 bytes" not in message
-    if name in ("gemm_f16_winner", "gemm_f16_tma"):
+    if name in ("gemm_f16_winner", "gemm_f16_tma", "gemm_f16_persistent"):
         throughput(name, launch, 4096)
 
 if failures:

@@ -11,6 +11,7 @@
 #
 #   OUT=/tmp/out scripts/gpu-reduction.sh      # build folder: $KILN_GPU_BUILD or /tmp/kiln-reduction
 #   SKIP="tests" CASES="8192x8192" LAYOUTS="row-major" KEEP_BUILD=1 ...
+#   STRATEGY=model-guided BUDGET=64 ...     # a budgeted sweep instead of the exhaustive one
 #
 # KEEP_BUILD=1 builds on in an existing build folder instead of a fresh one (to split the run
 # into parts on a machine that stays warm); EVALUATOR=model runs the loop on a machine without a
@@ -25,7 +26,8 @@ BUILD=${KILN_GPU_BUILD:-/tmp/kiln-reduction}
 CASES=${CASES:-"8192x8192 65536x1024 1024x65536"}
 LAYOUTS=${LAYOUTS:-"row-major column-major"}
 EVALUATOR=${EVALUATOR:-cuda} # model: the loop without a GPU (the winner emitted, not run)
-TUNE_ARGS=(--space examples/reduction.space.json --strategy exhaustive)
+STRATEGY=${STRATEGY:-exhaustive}
+TUNE_ARGS=(--space examples/reduction.space.json --strategy "$STRATEGY" --budget "${BUDGET:-0}")
 mkdir -p "$OUT"
 command_of() { [ "$1" = row-major ] && echo examples/row-sum-rowmajor.json ||
     echo examples/row-reduction.json; }

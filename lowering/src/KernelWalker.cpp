@@ -527,10 +527,6 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
         graph_.control.node(r.view).kind != OperationKind::LoadLinear)
         throw UserError("a Reduce whose workitems share rows reads a tensor in global memory; "
                         "a staged tile is not written yet");
-    if (rows.exchanging() > 1 && shape_.workgroupSize() % kLaneGroup != 0)
-        throw UserError(fmt::format("the workitems of a row exchange values in groups of {} "
-                                    "lanes, but the workgroup has {} workitems",
-                                    kLaneGroup, shape_.workgroupSize()));
     Id const memory = computed ? 0 : graph_.mapping.get(r.view, role::source);
     std::vector<std::int64_t> sizes;
     std::int64_t steps = 1;
@@ -607,23 +603,7 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
         endLoop(labels);
         indices_.erase(rows.chunk);
 
-        std::int64_t const group = rows.exchanging();
-        for (std::int64_t d = group / 2; d >= 1; d /= 2)
-            combineAcrossLanes(o.combine, acc, r.accumulator, d * rows.stride);
-        Register total = acc;
-        if (rows.throughShared()) {
-            ExprPtr const me = simplify(substitute(linearWorkitem(shape_), known()));
-            writeScratch(acc, r.accumulator, me);
-            barrier();
-            total = combineIdentity(o.combine, r.accumulator);
-            ExprPtr const first = me - lane * literal(rows.stride);
-            for (std::int64_t g = 0; g < rows.count / group; ++g)
-                combineInto(
-                    o.combine, total, r.accumulator,
-                    readScratch(r.accumulator, simplify(first + literal(g * group * rows.stride))),
-                    r.accumulator, {});
-            barrier(); // the scratch is free again for the next row
-        }
+        Register const total = combineAcrossRow(o.combine, acc, r.accumulator, rows);
         totals.push_back(total);
     }
     shifted_.erase(rows.chunk);
@@ -635,6 +615,35 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
         // Every workitem of the row holds its value; one stores it.
         held.elements[c].conditions.push_back(binary(BinaryOp::Equal, lane, literal(0)));
     }
+}
+
+// Over the lanes of a group of 32 (a butterfly: every lane ends with the group's value, the same
+// bits in each, since each step combines the same two values in either order), then through
+// shared memory, where every workitem reads its row's groups' values in one order.
+template <class Register>
+Register KernelWalker<Register>::combineAcrossRow(Combine combine, Register const& acc,
+                                                  DataType type, CooperativeRows const& rows) {
+    if (rows.exchanging() > 1 && shape_.workgroupSize() % kLaneGroup != 0)
+        throw UserError(fmt::format("the workitems of a row exchange values in groups of {} "
+                                    "lanes, but the workgroup has {} workitems",
+                                    kLaneGroup, shape_.workgroupSize()));
+    std::int64_t const group = rows.exchanging();
+    for (std::int64_t d = group / 2; d >= 1; d /= 2)
+        combineAcrossLanes(combine, acc, type, d * rows.stride);
+    if (!rows.throughShared())
+        return acc;
+    ExprPtr const lane = known().at(rows.lanes);
+    ExprPtr const me = simplify(substitute(linearWorkitem(shape_), known()));
+    writeScratch(acc, type, me);
+    barrier();
+    Register const total = combineIdentity(combine, type);
+    ExprPtr const first = me - lane * literal(rows.stride);
+    for (std::int64_t g = 0; g < rows.count / group; ++g)
+        combineInto(combine, total, type,
+                    readScratch(type, simplify(first + literal(g * group * rows.stride))), type,
+                    {});
+    barrier(); // the scratch is free again for the next exchange
+    return total;
 }
 
 std::int64_t CooperativeRows::exchanging() const {

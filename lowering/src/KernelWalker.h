@@ -217,6 +217,11 @@ protected:
     /// of its row (combineAcrossLanes()) and through shared memory (writeScratch()).
     void reduceCooperatively(Operation const& o, Held<Register>& held, Reduction const& r,
                              CooperativeRows const& rows);
+    /// `acc` (of `type`), each workitem's partial value of its row, combined over the row's
+    /// workitems: over the lanes of a group (combineAcrossLanes()), then through shared memory;
+    /// the register that holds the row's value in every workitem of the row.
+    Register combineAcrossRow(Combine combine, Register const& acc, DataType type,
+                              CooperativeRows const& rows);
     // ---- Rows split over workgroups (KernelWalkerSplitRows.cpp) -----------------------------
     /// The rows' values of a Reduce whose rows `rows` splits over workgroups, from each
     /// workgroup's `partials` (one per element of `held`, every workitem of a row holding its
@@ -267,11 +272,6 @@ protected:
     /// not walked again (onlineSums_).
     void reduceOnline(MaxExpSum const& p, Held<Register>& held, Reduction const& r,
                       CooperativeRows const& rows);
-    /// `acc` (of `type`), each workitem's partial value of its row, combined over the row's
-    /// workitems: over the lanes of a group (combineAcrossLanes()), then through shared memory;
-    /// the register that holds the row's value in every workitem of the row.
-    Register combineAcrossRow(Combine combine, Register const& acc, DataType type,
-                              CooperativeRows const& rows);
     /// Register `r` (holding a `type`) as a leaf of an expression the walker builds: a data
     /// value of an id below 0, which no dimension has, that valueAt() reads from leaves_.
     ExprPtr leaf(Register const& r, DataType type);

@@ -7,7 +7,7 @@
 // row's workitems then meet in two exchanges of one value each, over the lanes (shfl.sync /
 // ds_swizzle) and through shared memory as every cooperative Reduce does: first the row's max M,
 // which is exact and the same in every workitem; then each workitem's sum rescaled to it,
-// d exp(m - M), summed. The exchanges combine in f64, the accumulator of the cooperative Reduces
+// d exp(m - M), summed. The exchanges combine in f64, as the cooperative Reduces' do
 // (both targets have its shuffles), of f32 values, exactly; M is then the max Reduce's value
 // and the sum the sum Reduce's, which the walk does not compute again.
 #include "KernelWalker.h"
@@ -39,6 +39,10 @@ ExprPtr f32(double v) {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
+// The type the row's workitems exchange their f32 maxima and sums in: f64, exact for them, the
+// type both targets' cooperative Reduces exchange floating-point values in.
+constexpr DataType kExchanged = DataType::F64;
+
 } // namespace
 
 template <class Register>
@@ -57,32 +61,6 @@ Register KernelWalker<Register>::materialize(ExprPtr const& e, DataType type,
     allocate(0, value);
     assignElement(value, 0, e);
     return value.registers[0];
-}
-
-template <class Register>
-Register KernelWalker<Register>::combineAcrossRow(Combine combine, Register const& acc,
-                                                  DataType type, CooperativeRows const& rows) {
-    if (rows.exchanging() > 1 && shape_.workgroupSize() % kLaneGroup != 0)
-        throw UserError(fmt::format("the workitems of a row exchange values in groups of {} "
-                                    "lanes, but the workgroup has {} workitems",
-                                    kLaneGroup, shape_.workgroupSize()));
-    std::int64_t const group = rows.exchanging();
-    for (std::int64_t d = group / 2; d >= 1; d /= 2)
-        combineAcrossLanes(combine, acc, type, d * rows.stride);
-    if (!rows.throughShared())
-        return acc;
-    ExprPtr const lane = known().at(rows.lanes);
-    ExprPtr const me = simplify(substitute(linearWorkitem(shape_), known()));
-    writeScratch(acc, type, me);
-    barrier();
-    Register const total = combineIdentity(combine, type);
-    ExprPtr const first = me - lane * literal(rows.stride);
-    for (std::int64_t g = 0; g < rows.count / group; ++g)
-        combineInto(combine, total, type,
-                    readScratch(type, simplify(first + literal(g * group * rows.stride))), type,
-                    {});
-    barrier(); // the scratch is free again for the next exchange
-    return total;
 }
 
 template <class Register>
@@ -223,25 +201,26 @@ void KernelWalker<Register>::reduceOnline(MaxExpSum const& p, Held<Register>& he
         indices_.erase(rows.chunk);
 
         // The row's max over its workitems, then each one's sum rescaled to it, summed.
-        Register const maxAcc = combineIdentity(Combine::Max, r.accumulator);
-        combineInto(Combine::Max, maxAcc, r.accumulator, runMax.registers[0], f, {});
-        Register const rowMax = combineAcrossRow(Combine::Max, maxAcc, r.accumulator, rows);
+        DataType const x = kExchanged;
+        Register const maxAcc = combineIdentity(Combine::Max, x);
+        combineInto(Combine::Max, maxAcc, x, runMax.registers[0], f, {});
+        Register const rowMax = combineAcrossRow(Combine::Max, maxAcc, x, rows);
         precision_ = expPrecision;
-        Register const rescaled =
-            materialize(leaf(runSum.registers[0], f) *
-                            unary(UnaryOp::Exp, leaf(runMax.registers[0], f) -
-                                                    convert(f, leaf(rowMax, r.accumulator))),
-                        f, row);
+        Register const rescaled = materialize(
+            leaf(runSum.registers[0], f) *
+                unary(UnaryOp::Exp, leaf(runMax.registers[0], f) - convert(f, leaf(rowMax, x))),
+            f, row);
         precision_ = Precision::Exact;
         leaves_.clear();
-        Register const sumAcc = combineIdentity(Combine::Sum, r.accumulator);
-        combineInto(Combine::Sum, sumAcc, r.accumulator, rescaled, f, {});
-        Register const rowSum = combineAcrossRow(Combine::Sum, sumAcc, r.accumulator, rows);
+        Register const sumAcc = combineIdentity(Combine::Sum, x);
+        combineInto(Combine::Sum, sumAcc, x, rescaled, f, {});
+        Register const rowSum = combineAcrossRow(Combine::Sum, sumAcc, x, rows);
 
-        Reduction summed = r;
-        summed.divisor = nullptr;
-        setReduced(held, c, rowMax, r);
-        setReduced(sums, c, rowSum, summed);
+        Reduction exchanged = r;
+        exchanged.accumulator = x;
+        exchanged.divisor = nullptr;
+        setReduced(held, c, rowMax, exchanged);
+        setReduced(sums, c, rowSum, exchanged);
         // Every workitem of the row holds both values; one stores them.
         for (Held<Register>* reduced : {&held, &sums})
             reduced->elements[c].conditions.push_back(binary(BinaryOp::Equal, lane, literal(0)));
@@ -256,8 +235,6 @@ void KernelWalker<Register>::reduceOnline(MaxExpSum const& p, Held<Register>& he
     template ExprPtr KernelWalker<Register>::leaf(Register const&, DataType);                      \
     template Register KernelWalker<Register>::materialize(ExprPtr const&, DataType,                \
                                                           IndexSolution const&);                   \
-    template Register KernelWalker<Register>::combineAcrossRow(Combine, Register const&, DataType, \
-                                                               CooperativeRows const&);            \
     template void KernelWalker<Register>::reduceOnline(MaxExpSum const&, Held<Register>&,          \
                                                        Reduction const&, CooperativeRows const&);
 KILN_ONLINE_INSTANTIATE(std::string)

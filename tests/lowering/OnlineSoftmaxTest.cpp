@@ -54,8 +54,8 @@ std::string operations(std::string const& combine, std::string const& exp, std::
 
 TEST(OnlineSoftmaxPattern, IsFoundInTheSoftmaxBeforeAndAfterLowering) {
     KernelGraph const command = translate(loadCommand(sourcePath("examples/softmax-f16.json")));
-    KernelGraph const graph =
-        lowered("softmax-f16.json", "reduction.pipeline.json", {{"COOP", 1}, {"ROWS", 1}, {"LANES", 64}});
+    KernelGraph const graph = lowered("softmax-f16.json", "reduction.pipeline.json",
+                                      {{"COOP", 1}, {"ROWS", 1}, {"LANES", 64}});
     for (KernelGraph const* g : {&command, &graph}) {
         auto const found = lowering::findMaxExpSums(*g);
         ASSERT_EQ(found.size(), 1u);

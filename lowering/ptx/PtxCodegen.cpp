@@ -235,11 +235,12 @@ void PtxCodegen::reduceRows(Operation const& o, Held& held, Reduction const& r) 
     for (std::size_t c = 0; c < held.elements.size(); ++c) {
         writer_.pushScope();
         std::string const sum = writer_.newRegister(acc), p = writer_.newRegister(PtxType::S64);
-        bool const floating = acc == PtxType::F64;
-        std::string const init = o.combine == Combine::Sum ? zero(acc)
-                                 : o.combine == Combine::Max
-                                     ? (floating ? "0dFFF0000000000000" : "-9223372036854775807")
-                                     : (floating ? "0d7FF0000000000000" : "9223372036854775807");
+        bool const max = o.combine == Combine::Max;
+        std::string const init =
+            o.combine == Combine::Sum ? zero(acc)
+            : acc == PtxType::F64     ? (max ? "0dFFF0000000000000" : "0d7FF0000000000000")
+            : acc == PtxType::F32     ? (max ? "0fFF800000" : "0f7F800000")
+                                      : (max ? "-9223372036854775807" : "9223372036854775807");
         writer_.instruction(fmt::format("mov{} {}, {}", ptxName(acc), sum, init));
         writer_.instruction(fmt::format("mov.s64 {}, 0", p));
         std::string const last = writer_.emitIndex(simplify(r.extent), bindings());

@@ -188,12 +188,14 @@ std::string PtxCodegen::readWorkspace(DataType type, ExprPtr const& offset) {
 void PtxCodegen::setReduced(Held& held, std::size_t c, std::string const& acc, Reduction const& r) {
     std::string value = acc;
     if (r.divisor) {
-        KILN_ASSERT(r.accumulator == DataType::F64, "a mean in {}", name(r.accumulator));
-        std::string const length = writer_.newRegister(PtxType::F64);
-        value = writer_.newRegister(PtxType::F64);
-        writer_.instruction(fmt::format("cvt.rn.f64.s64 {}, {}", length,
+        KILN_ASSERT(r.accumulator == DataType::F64 || r.accumulator == DataType::F32,
+                    "a mean in {}", name(r.accumulator));
+        PtxType const t = registerType(r.accumulator);
+        std::string const length = writer_.newRegister(t);
+        value = writer_.newRegister(t);
+        writer_.instruction(fmt::format("cvt.rn{}.s64 {}, {}", ptxName(t), length,
                                         writer_.emitIndex(simplify(r.divisor), bindings())));
-        writer_.instruction(fmt::format("div.rn.f64 {}, {}, {}", value, acc, length));
+        writer_.instruction(fmt::format("div.rn{} {}, {}, {}", ptxName(t), value, acc, length));
     }
     writer_.instruction(fmt::format("mov{} {}, {}", ptxName(registerType(held.type)),
                                     held.registers[c],

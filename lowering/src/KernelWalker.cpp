@@ -454,6 +454,22 @@ void KernelWalker<Register>::elementwiseChunks(ElementwiseRun const& run) {
         held_.erase(value);
 }
 
+namespace {
+
+// Rows of f16/bf16 reduced to f16/bf16 accumulate in f32 (as torch's sums do): its rounding,
+// 2^-24 a term, is lost in the result's tolerance (1e-2), and its exchanges between lanes and
+// workgroups move half the bytes. Other floating-point rows accumulate in f64: a long f32 sum
+// drifts from the exact one by more than f32's tolerance, and the loop is bound by memory, not
+// by the adds. Integers accumulate in their own type.
+DataType accumulatorOf(DataType element, DataType dest) {
+    auto const half = [](DataType t) { return t == DataType::F16 || t == DataType::BF16; };
+    if (!isFloat(dest))
+        return dest;
+    return half(element) && half(dest) ? DataType::F32 : DataType::F64;
+}
+
+} // namespace
+
 // Each element of the dest combines one row of the source (its last axis), read in place.
 template <class Register>
 void KernelWalker<Register>::reduce(Id op, Operation const& o) {
@@ -483,25 +499,28 @@ void KernelWalker<Register>::reduce(Id op, Operation const& o) {
             fmt::format("Reduce from #{} to #{}: the source needs one axis more", source, dest));
     Held<Register>& h = hold(dest);
     currentId_ = dest;
-    // Floating-point rows accumulate in f64: a long f32 sum drifts from the exact one by more
-    // than f32's tolerance, and the loop is bound by memory, not by the adds.
-    DataType const accumulator = isFloat(h.type) ? DataType::F64 : h.type;
-    Reduction r{source,       view,
-                sourceAxes,   destAxes,
-                shape.back(), graph_.coordinates.node(source).dtype.value_or(accumulator),
-                accumulator,  nullptr};
+    DataType const element = graph_.coordinates.node(source).dtype.value_or(h.type);
+    DataType const accumulator = accumulatorOf(element, h.type);
+    Reduction r{source, view, sourceAxes, destAxes, shape.back(), element, accumulator, nullptr};
     // A mean is a sum that setReduced() divides by the row's length.
     Operation summed = o;
     if (o.combine == Combine::Mean) {
-        if (accumulator != DataType::F64)
+        if (!isFloat(accumulator))
             throw UserError(fmt::format("a mean of {} is not defined", name(h.type)));
         summed.combine = Combine::Sum;
         r.divisor = shape.back();
     }
     if (auto const rows = cooperativeRows(graph_, shape_, sourceAxes.back())) {
         if (online_ && o.combine == Combine::Max)
-            if (auto const p = findMaxExpSum(graph_, op))
-                return reduceOnline(*p, h, r, *rows); // its sum too (KernelWalkerOnline.cpp)
+            if (auto const p = findMaxExpSum(graph_, op)) {
+                // Its sum too (KernelWalkerOnline.cpp), in the sum's accumulator: the max and
+                // the rescaled sums are exchanged in one type.
+                auto const type = [&](Id d) {
+                    return graph_.coordinates.node(d).dtype.value_or(DataType::F32);
+                };
+                r.accumulator = accumulatorOf(type(p->exps), type(p->sum));
+                return reduceOnline(*p, h, r, *rows);
+            }
         return reduceCooperatively(summed, h, r, *rows);
     }
     if (rowAssigns_.contains(source))

@@ -2,8 +2,8 @@
 // rules/reduction.pipeline.json) emitted for every AMD target, in both layouts and with sum,
 // max, min and mean, rows split over workgroups (SPLIT), and softmax, layer norm and RMS norm (a
 // row's value used back along it); each kernel assembles, and its code object disassembles back
-// to the same instructions (ds_swizzle_b32's bit-mask offset included). Skips, saying why, where this build has no assembler
-// or llvm-objdump-16.
+// to the same instructions (ds_swizzle_b32's bit-mask offset included). Skips, saying why, where
+// this build has no assembler or llvm-objdump-16.
 #include "AmdTestSupport.h"
 #include "LoweringTestSupport.h"
 #include "kiln/amdgcn/Target.h"
@@ -32,11 +32,11 @@ std::vector<Schedule> const kSchedules = {
     {"max_f16_colmajor_shuffled",
      "row-max-colmajor.json",
      {{"COOP", 1}, {"ROWS", 4}, {"LANES", 16}, {"VEC", 4}},
-     {"v_max_f64", "v_cndmask_b32", "ds_swizzle_b32"}},
+     {"v_max_f32", "v_cndmask_b32", "ds_swizzle_b32"}},
     {"min_bf16_rowmajor_warp",
      "row-min-rowmajor-bf16.json",
      {{"COOP", 1}, {"ROWS", 8}, {"LANES", 32}, {"VEC", 8}},
-     {"v_min_f64", "ds_swizzle_b32", "global_load_dwordx4"}},
+     {"v_min_f32", "ds_swizzle_b32", "global_load_dwordx4"}},
     {"sum_rowmajor_4_reads",
      "row-sum-rowmajor.json",
      {{"COOP", 1}, {"ROWS", 2}, {"LANES", 64}, {"VEC", 4}, {"UNROLL", 4}},
@@ -44,7 +44,7 @@ std::vector<Schedule> const kSchedules = {
     {"mean_f16_rowmajor",
      "row-mean-rowmajor.json",
      {{"COOP", 1}, {"ROWS", 1}, {"LANES", 128}, {"VEC", 8}},
-     {"v_add_f64", "ds_swizzle_b32", "v_div_scale_f64", "v_div_fixup_f64"}},
+     {"v_add_f32", "ds_swizzle_b32", "v_div_scale_f32", "v_div_fixup_f32"}},
     // Rows split over workgroups (SPLIT): the parts' values meet in the workspace, counted in
     // with a returning atomic add; all but the last workgroup end early.
     {"sum_rowmajor_split",
@@ -55,12 +55,12 @@ std::vector<Schedule> const kSchedules = {
     {"max_f16_colmajor_split",
      "row-max-colmajor.json",
      {{"COOP", 1}, {"ROWS", 32}, {"LANES", 8}, {"VEC", 4}, {"SPLIT", 5}},
-     {"global_atomic_add", "s_endpgm", "v_max_f64", "v_readfirstlane_b32"}},
+     {"global_atomic_add", "s_endpgm", "v_max_f32", "v_readfirstlane_b32"}},
     // A row's reduced value used back along the row: the rows read again in each pass.
     {"softmax_f16",
      "softmax-f16.json",
      {{"COOP", 1}, {"ROWS", 2}, {"LANES", 128}, {"VEC", 8}, {"UNROLL", 2}},
-     {"v_max_f64", "v_add_f64", "v_exp_f32", "ds_swizzle_b32", "global_store_dwordx4"}},
+     {"v_max_f32", "v_add_f64", "v_exp_f32", "ds_swizzle_b32", "global_store_dwordx4"}},
     // The online softmax (ONLINE=1): the max and the rescaled sums exchanged one after the
     // other, the rows read twice.
     {"softmax_f16_online",

@@ -1,8 +1,9 @@
 // CooperativeReductionTest.cpp: Reduces whose rows several workitems share (rows-to-workgroups,
 // COOP=1 in rules/reduction.pipeline.json; docs/codegen.md, "Cooperative reductions"). Every
 // schedule keeps the Command's meaning (the reference interpreter at odd sizes, both layouts,
-// sum, max, min and mean, f32, f16 and bf16); the kernels take the steps the schedule asks for on
-// both targets; a small case's lowered graph, PTX and AMDGCN are golden files.
+// sum, max, min and mean, f32, f16 and bf16, the 16-bit rows accumulated in f32); the kernels take
+// the steps the schedule asks for on both targets; a small case's lowered graph, PTX and AMDGCN are
+// golden files.
 //     KILN_UPDATE_GOLDEN=1 ctest --test-dir build -R CooperativeReduction   (then review the diff)
 #include "../GoldenFile.h"
 #include "LoweringTestSupport.h"
@@ -56,6 +57,12 @@ Params cooperative(Params p) {
     return p;
 }
 
+// The 32-bit words of a row's accumulator: f16 and bf16 rows (the schedules named so) reduced to
+// f16 or bf16 accumulate in f32, the others in f64 (two halves in each exchange).
+std::size_t accumulatorWords(Schedule const& s) {
+    return s.name.find("f16") != std::string::npos ? 1 : 2;
+}
+
 class CooperativeReduction : public ::testing::TestWithParam<Schedule> {};
 
 // The reference interpreter runs the lowered graph at the Command's sizes, a ragged problem of
@@ -72,7 +79,7 @@ TEST_P(CooperativeReduction, KeepsTheCommandsMeaning) {
     }
 }
 
-// PTX: the lanes of a warp combine with shfl.sync.bfly (two halves of the f64 accumulator), a
+// PTX: the lanes of a warp combine with shfl.sync.bfly (an f64 accumulator as two halves), a
 // row's warps through shared memory between two barriers; one workitem stores.
 TEST_P(CooperativeReduction, CombinesAcrossLanesOnPtx) {
     Schedule const& s = GetParam();
@@ -87,11 +94,14 @@ TEST_P(CooperativeReduction, CombinesAcrossLanesOnPtx) {
     std::size_t steps = 0;
     for (std::int64_t d = inWarp / 2; d >= 1; d /= 2)
         ++steps;
-    EXPECT_EQ(occurrences(kernel.code, "shfl.sync.bfly.b32"), 2 * steps) << kernel.code;
+    EXPECT_EQ(occurrences(kernel.code, "shfl.sync.bfly.b32"), accumulatorWords(s) * steps)
+        << kernel.code;
     bool const shared = lanes > inWarp;
     EXPECT_EQ(occurrences(kernel.code, "bar.sync 0"), shared ? 2u : 0u);
     EXPECT_EQ(kernel.sharedBytes, shared ? static_cast<std::size_t>(8 * lanes * rows) : 0u);
-    EXPECT_EQ(occurrences(kernel.code, "ld.shared.b64"), shared ? std::size_t(lanes / inWarp) : 0u);
+    EXPECT_EQ(
+        occurrences(kernel.code, accumulatorWords(s) == 2 ? "ld.shared.b64" : "ld.shared.b32"),
+        shared ? std::size_t(lanes / inWarp) : 0u);
     EXPECT_EQ(kernel.block[0] * kernel.block[1], lanes * rows);
 }
 
@@ -123,7 +133,9 @@ TEST_P(CooperativeReduction, CombinesAcrossLanesOnAmdgcn) {
     std::int64_t const stride = rowMajor ? 1 : rows;
     std::int64_t const inWarp = stride >= 32 ? 1 : std::min<std::int64_t>(lanes, 32 / stride);
     EXPECT_EQ(occurrences(kernel.code, "ds_swizzle_b32"),
-              inWarp > 1 ? 2 * std::size_t(std::countr_zero(std::uint64_t(inWarp))) : 0u);
+              inWarp > 1
+                  ? accumulatorWords(s) * std::size_t(std::countr_zero(std::uint64_t(inWarp)))
+                  : 0u);
     EXPECT_EQ(occurrences(kernel.code, "s_barrier"), lanes > inWarp ? 2u : 0u);
 }
 
@@ -143,17 +155,20 @@ TEST(CooperativeReductionUnroll, IssuesUnrollVectorLoadsAStep) {
             << read;
 }
 
-// A mean is the sum divided by the row's length in f64, once per row, on both schedules.
+// A mean is the sum divided by the row's length in the accumulator's type (f32 for these f16
+// rows), once per row, on both schedules.
 TEST(CooperativeReductionMean, DividesTheSumOncePerRow) {
     for (Params const& params : {Params{{"COOP", 0}}, cooperative({{"ROWS", 1}, {"LANES", 256}})}) {
         auto const ptx = lowering::emitKernel(
             lowered("row-mean-rowmajor.json", "reduction.pipeline.json", params),
             {.target = "sm_90a", .schedule = params});
-        EXPECT_EQ(occurrences(ptx.code, "div.rn.f64"), 1u);
+        EXPECT_EQ(occurrences(ptx.code, "div.rn.f32"), 1u);
+        EXPECT_EQ(occurrences(ptx.code, "div.rn.f64"), 0u);
         auto const gcn = lowering::emitKernel(
             lowered("row-mean-rowmajor.json", "reduction.pipeline.json", params, "gfx942"),
             {.target = "gfx942", .schedule = params});
-        EXPECT_EQ(occurrences(gcn.code, "v_div_fixup_f64"), 1u);
+        EXPECT_EQ(occurrences(gcn.code, "v_div_fixup_f32"), 1u);
+        EXPECT_EQ(occurrences(gcn.code, "v_div_fixup_f64"), 0u);
     }
 }
 

@@ -211,12 +211,13 @@ void AmdgcnKernelWriter::assignElement(Held& held, std::size_t c, ExprPtr const&
 // scalar compare and branch per step.
 void AmdgcnKernelWriter::reduceRows(Operation const& o, Held& held, Reduction const& r) {
     DataType const accType = r.accumulator;
-    if (accType != DataType::F64 && accType != DataType::I32 && accType != DataType::I64)
+    if (accType != DataType::F64 && accType != DataType::F32 && accType != DataType::I32 &&
+        accType != DataType::I64)
         throw UserError(fmt::format("a reduction of {} is not written yet", name(held.type)));
     BinaryOp const combine = o.combine == Combine::Sum   ? BinaryOp::Add
                              : o.combine == Combine::Max ? BinaryOp::Max
                                                          : BinaryOp::Min;
-    bool const wide = accType != DataType::I32;
+    bool const wide = accType == DataType::F64 || accType == DataType::I64;
     std::int64_t const identity = AmdgcnKernelWriter::identity(o.combine, accType);
     gcn::ExpressionGenerator outside(b_, leaves());
     outside.reuse(&memo_);

@@ -12,8 +12,8 @@
 // allocates registers and inserts waits and nops. Index math is 64-bit (uniform parts on the
 // scalar unit); masks are lane masks in exec, so a ragged tile's vector access runs for the
 // lanes whose elements all exist and one masked scalar access per element runs for the others;
-// floating-point reductions accumulate in f64. The code is assembly text: runtime/Assembler.h
-// makes it a code object.
+// floating-point reductions accumulate in f64 (in f32 for 16-bit rows to 16-bit results). The code
+// is assembly text: runtime/Assembler.h makes it a code object.
 #pragma once
 
 #include "KernelWalker.h"

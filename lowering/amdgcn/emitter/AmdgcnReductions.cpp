@@ -1,10 +1,10 @@
 // AmdgcnReductions.cpp: the AMDGCN steps of a Reduce whose rows several workitems share
 // (KernelWalker::reduceCooperatively, docs/codegen.md "Cooperative reductions"): an accumulator
-// in VGPRs with the combine's identity, elements combined into it where their lane mask holds
-// (v_cndmask, no exec changes), the butterfly over 32 lanes with ds_swizzle_b32 in its
-// bit-mask mode (lane ^ distance; a 64-bit value as two dwords; wave64 pairs its halves through
-// LDS like two warps), and the partial values of a row's groups exchanged through a scratch
-// area after the workgroup's other LDS.
+// in VGPRs with the combine's identity (f64, f32 for 16-bit rows, i32 or i64), elements combined
+// into it where their lane mask holds (v_cndmask, no exec changes), the butterfly over 32 lanes
+// with ds_swizzle_b32 in its bit-mask mode (lane ^ distance; a 64-bit value as two dwords; wave64
+// pairs its halves through LDS like two warps), and the partial values of a row's groups exchanged
+// through a scratch area after the workgroup's other LDS.
 #include "AmdgcnKernelWriter.h"
 #include "kiln/graph/Simplify.h"
 
@@ -23,19 +23,22 @@ BinaryOp combineOp(Combine combine) {
 }
 
 int dwords(DataType type) {
-    return type == DataType::I32 ? 1 : 2;
+    return type == DataType::I32 || type == DataType::F32 ? 1 : 2;
 }
 
 } // namespace
 
 std::int64_t AmdgcnKernelWriter::identity(Combine combine, DataType accType) {
-    if (accType != DataType::F64 && accType != DataType::I32 && accType != DataType::I64)
+    if (accType != DataType::F64 && accType != DataType::F32 && accType != DataType::I32 &&
+        accType != DataType::I64)
         throw UserError(fmt::format("a reduction of {} is not written yet", name(accType)));
     if (combine == Combine::Sum || combine == Combine::Mean)
         return 0;
     if (accType == DataType::F64) // the bits of -inf and +inf
         return combine == Combine::Max ? static_cast<std::int64_t>(0xfff0000000000000ull)
                                        : 0x7ff0000000000000ll;
+    if (accType == DataType::F32)
+        return combine == Combine::Max ? 0xff800000ll : 0x7f800000ll;
     if (accType == DataType::I32)
         return combine == Combine::Max ? std::numeric_limits<std::int32_t>::min()
                                        : std::numeric_limits<std::int32_t>::max();
@@ -226,11 +229,12 @@ void AmdgcnKernelWriter::setReduced(Held& held, std::size_t c, gcn::Value const&
     gcn::ExpressionGenerator gen(b_, leaves());
     gcn::Value value = acc;
     if (r.divisor) {
-        KILN_ASSERT(r.accumulator == DataType::F64, "a mean in {}", name(r.accumulator));
+        KILN_ASSERT(r.accumulator == DataType::F64 || r.accumulator == DataType::F32,
+                    "a mean in {}", name(r.accumulator));
         ExprPtr const length = simplify(r.divisor);
         value = gen.binary(BinaryOp::Divide, acc,
-                           gen.convert(gen.generate(length), resultType(*length), DataType::F64),
-                           DataType::F64);
+                           gen.convert(gen.generate(length), resultType(*length), r.accumulator),
+                           r.accumulator);
     }
     held.registers[c] = b_.toVector(gen.convert(value, r.accumulator, held.type), held.type);
     flush();

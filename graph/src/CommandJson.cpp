@@ -139,7 +139,7 @@ public:
         readArguments(command, root_["arguments"]);
         readOperations(command, root_["operations"]);
         if (auto problem = root_.find("problem"))
-            readProblem(command, *problem);
+            command.defaults = readProblem(command, *problem);
         return command;
     }
 
@@ -340,42 +340,43 @@ private:
             fmt::format("'{}' is not defined by an earlier operation{}", t, didYouMean(t, tags)));
     }
 
-    static void readProblem(Command& command, JsonValue const& problem) {
-        for (auto const& [key, v] : problem.members()) {
-            if (command.isSize(key)) {
-                std::int64_t const n = v.asInt();
-                if (n < 1 || n > kMaxProblemSize)
-                    v.fail(fmt::format("size '{}' must be an integer from 1 to {}, got {}", key,
-                                       kMaxProblemSize, n));
-                command.defaults[key] = static_cast<double>(n);
-            } else if (auto const* s = command.findScalar(key)) {
-                if (s->dtype == DataType::I32)
-                    command.defaults[key] =
-                        static_cast<double>(v.asInt(std::numeric_limits<std::int32_t>::min(),
-                                                    std::numeric_limits<std::int32_t>::max()));
-                else
-                    command.defaults[key] = v.asNumber();
-            } else {
-                std::vector<std::string> names = command.sizes();
-                for (auto const& scalar : command.scalars())
-                    names.push_back(scalar.name);
-                if (command.findTensor(key))
-                    v.failAtKey(
-                        fmt::format("'{}' is a tensor; the problem gives sizes and scalars", key));
-                v.failAtKey(
-                    fmt::format("unknown size or scalar '{}'{}", key, didYouMean(key, names)));
-            }
-        }
-        for (auto const& size : command.sizes())
-            if (!command.defaults.count(size))
-                problem.fail(fmt::format("the problem gives no value for size '{}'", size));
-    }
-
     JsonValue root_;
     std::map<std::string, SourceLocation, std::less<>> tagLocations_;
 };
 
 } // namespace
+
+std::map<std::string, double> readProblem(Command const& command, JsonValue const& problem) {
+    std::map<std::string, double> values;
+    for (auto const& [key, v] : problem.members()) {
+        if (command.isSize(key)) {
+            std::int64_t const n = v.asInt();
+            if (n < 1 || n > kMaxProblemSize)
+                v.fail(fmt::format("size '{}' must be an integer from 1 to {}, got {}", key,
+                                   kMaxProblemSize, n));
+            values[key] = static_cast<double>(n);
+        } else if (auto const* s = command.findScalar(key)) {
+            if (s->dtype == DataType::I32)
+                values[key] =
+                    static_cast<double>(v.asInt(std::numeric_limits<std::int32_t>::min(),
+                                                std::numeric_limits<std::int32_t>::max()));
+            else
+                values[key] = v.asNumber();
+        } else {
+            std::vector<std::string> names = command.sizes();
+            for (auto const& scalar : command.scalars())
+                names.push_back(scalar.name);
+            if (command.findTensor(key))
+                v.failAtKey(
+                    fmt::format("'{}' is a tensor; the problem gives sizes and scalars", key));
+            v.failAtKey(fmt::format("unknown size or scalar '{}'{}", key, didYouMean(key, names)));
+        }
+    }
+    for (auto const& size : command.sizes())
+        if (!values.count(size))
+            problem.fail(fmt::format("the problem gives no value for size '{}'", size));
+    return values;
+}
 
 Command readCommand(JsonValue const& root) {
     return CommandReader(root).read();

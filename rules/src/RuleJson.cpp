@@ -477,7 +477,7 @@ Rule rule(JsonValue const& v, std::set<std::string> const& parameters) {
 }
 
 RuleTest ruleTest(JsonValue const& v) {
-    v.allowOnly({"name", "command", "before", "params", "expect", "check"});
+    v.allowOnly({"name", "command", "before", "params", "expect", "check", "problem"});
     RuleTest t{.name = v["name"].asNonEmptyString(),
                .command = v["command"].asNonEmptyString(),
                .at = v.location()};
@@ -499,6 +499,10 @@ RuleTest ruleTest(JsonValue const& v) {
     if (auto error = expect.find("error"))
         t.expectError = error->asNonEmptyString();
     t.check = v.boolOr("check", !t.expectError.has_value());
+    if (auto problem = v.find("problem")) {
+        problem->members(); // an object; its names are checked against the Command when it runs
+        t.problem = *problem;
+    }
     return t;
 }
 

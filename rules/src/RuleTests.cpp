@@ -39,7 +39,8 @@ RuleTestResult runOne(RuleSet const& rules, RuleTest const& test) {
         EngineOptions options{.parameters = test.params};
         std::optional<SemanticCheck> semantics;
         if (test.check) {
-            semantics.emplace(command, command.defaults, 1);
+            semantics.emplace(
+                command, test.problem ? readProblem(command, *test.problem) : command.defaults, 1);
             options.observe = [&](Application const& a, KernelGraph const& after) {
                 semantics->check(after,
                                  fmt::format("rule '{}' (application {})", a.rule, a.number));

@@ -10,6 +10,7 @@
 #include "kiln/graph/Command.h"
 #include "kiln/graph/SourceJson.h"
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -26,5 +27,10 @@ Command loadCommand(std::string const& path);
 
 /// Reads a Command from a JSON object already parsed (e.g. one embedded in a larger file).
 Command readCommand(JsonValue const& root);
+
+/// The sizes and scalar values of `problem`, an object as a Command's "problem" is (a rule
+/// test's problem is one too), checked against `command`: each name one of its sizes or scalars,
+/// each size an integer from 1 to 2^40, every size given. Errors point into `problem`'s file.
+std::map<std::string, double> readProblem(Command const& command, JsonValue const& problem);
 
 } // namespace kiln

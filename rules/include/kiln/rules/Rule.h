@@ -9,6 +9,7 @@
 
 #include "kiln/graph/Error.h"
 #include "kiln/graph/KernelGraph.h"
+#include "kiln/graph/SourceJson.h"
 #include "kiln/rules/RuleExpression.h"
 #include "kiln/rules/Strategy.h"
 
@@ -127,6 +128,9 @@ struct RuleTest {
     std::map<std::string, std::int64_t> expectCounts; ///< kind name -> count in the result
     std::optional<std::string> expectError;           ///< a substring of the expected UserError
     bool check = true; ///< run the interpreter before and after against the Command
+    /// The problem the check runs at in place of the Command's own ("problem": sizes and
+    /// scalars, read as a Command's is); the check's ragged problem of primes runs as well.
+    std::optional<JsonValue> problem;
     SourceLocation at;
 };
 

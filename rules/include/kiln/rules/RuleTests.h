@@ -2,8 +2,9 @@
 //
 // Each test translates a Command, applies the rule sets it names as `before`, then this rule
 // set with the test's parameters, checking the meaning after every application (SemanticCheck,
-// at the Command's problem sizes), and compares counts of kinds with the expected ones, or the
-// error with the expected one. `kiln rules test` and the test suite both run them.
+// at the Command's problem sizes or the test's own "problem"), and compares counts of kinds with
+// the expected ones, or the error with the expected one. `kiln rules test` and the test suite both
+// run them.
 #pragma once
 
 #include "kiln/rules/Rule.h"

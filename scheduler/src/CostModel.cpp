@@ -23,6 +23,10 @@ constexpr double kL2BytesPerClockPerMultiprocessor = 23;
 /// What a K step of a warp-tile (mma.sync) loop costs beyond its multiply: the barrier and the
 /// wait for its first fragments (measured on the H100, 2026-11-24-h100-warp-grid.md).
 constexpr double kMmaStepCycles = 400;
+/// K slices between the first and the last tile of a wave of concurrent tiles: they start
+/// together and go through K at one pace, so L2 needs to hold what they share over that many
+/// slices, not over the whole K, for each shared row and column to come from DRAM once.
+constexpr double kWaveSkewSlices = 16;
 
 double factOr(arch::Arch const& a, std::string_view name, double fallback) {
     auto v = a.fact(name);
@@ -294,13 +298,18 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
             : tilesPerSm * kPadded * (mtM * warpsN + mtN * warpsM) * inBytes /
                   (sharedPerClock * mc.clockHz) * 1e6;
 
-    // DRAM: what a wave of concurrent tiles reads, reused through L2 when it fits.
+    // DRAM: what a wave of concurrent tiles reads, reused through L2 when its footprint over
+    // the K slices its tiles are apart fits (kWaveSkewSlices). Asking L2 to hold the wave's
+    // whole K extent sent every load of an 8192^3 GEMM to DRAM: 3.9 ms predicted for the 1.55
+    // ms the H100 measured, so sweeps at that size never measured a wgmma point.
     double const loads = tiles * (mtM + mtN) * kPadded * inBytes;
     double const waveRows = std::min(tilesM, ceilDiv(std::min(concurrent, tiles), tilesN));
     double const waveCols = std::min(tilesN, std::min(concurrent, tiles));
     double const waveBytes = (waveRows * mtM + waveCols * mtN) * kPadded * inBytes;
+    double const skewBytes = (waveRows * mtM + waveCols * mtN) * inBytes *
+                             std::min(kPadded, kWaveSkewSlices * mtK);
     double const outBytes = double(p.m) * double(p.n) * sizeInBytes(p.outputType);
-    e.dramBytes = waveBytes <= mc.l2
+    e.dramBytes = skewBytes <= mc.l2
                       ? std::max(p.uniqueBytes(), ceilDiv(tiles, concurrent) * waveBytes + outBytes)
                       : loads + outBytes;
     double const l2Us = loads / (mc.sms * kL2BytesPerClockPerMultiprocessor * mc.clockHz) * 1e6;

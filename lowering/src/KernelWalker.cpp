@@ -570,61 +570,73 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
         shifted_[rows.chunk] = literal(0);
         holdingRows_ = true;
     }
-    std::vector<Register> totals; // each row's value, in every workitem of the row
-    for (std::size_t c = 0; c < held.elements.size(); ++c) {
-        Register const acc = combineIdentity(o.combine, r.accumulator);
-        assignIndex(rows.chunk, literal(0));
-        LoopLabels const labels = beginLoop(binary(BinaryOp::Less, index(rows.chunk), chunks));
-        Held<Register> part;
-        part.type = r.element;
-        for (std::int64_t s = 0; s < steps; ++s) {
-            auto k = known();
-            for (std::size_t a = 0; a < r.destAxes.size(); ++a)
-                k[r.sourceAxes[a]] = held.elements[c].at(r.destAxes[a]);
-            std::int64_t rest = s;
-            for (std::size_t u = rows.unrolled.size(); u-- > 0;) {
-                k[rows.unrolled[u]] = literal(rest % sizes[u]);
-                rest /= sizes[u];
-            }
-            IndexSolution element = solveIndices(graph_, k, {r.sourceAxes.back()}, facts_);
-            for (std::size_t a = 0; a < r.destAxes.size(); ++a)
-                element.indices[r.sourceAxes[a]] = k.at(r.sourceAxes[a]);
-            for (auto const& extra : held.elements[c].conditions)
-                if (std::none_of(element.conditions.begin(), element.conditions.end(),
-                                 [&](ExprPtr const& e) { return equal(e, extra); }))
-                    element.conditions.push_back(extra);
-            part.elements.push_back(std::move(element));
+    // Every row the workitem holds is combined in one loop over the chunks, a chunk's elements
+    // one held value: the rows' elements at one step side by side where the rows are
+    // consecutive in memory (column-major: ROW_VEC rows read with one vector load per column),
+    // each row's steps side by side where its elements are (row-major).
+    std::size_t const rowCount = held.elements.size();
+    ExprPtr const& along = graph_.coordinates.node(r.sourceAxes.back()).stride;
+    bool const rowsInner = rowCount > 1 && !(along && literalInt(simplify(along)) == 1);
+    std::vector<Register> accs;
+    for (std::size_t c = 0; c < rowCount; ++c)
+        accs.push_back(combineIdentity(o.combine, r.accumulator));
+    assignIndex(rows.chunk, literal(0));
+    LoopLabels const labels = beginLoop(binary(BinaryOp::Less, index(rows.chunk), chunks));
+    Held<Register> part;
+    part.type = r.element;
+    std::vector<std::size_t> rowOf; // the held row of each of the part's elements
+    for (std::size_t n = 0; n < rowCount * static_cast<std::size_t>(steps); ++n) {
+        std::size_t const c = rowsInner ? n % rowCount : n / static_cast<std::size_t>(steps);
+        std::int64_t const s = static_cast<std::int64_t>(
+            rowsInner ? n / rowCount : n % static_cast<std::size_t>(steps));
+        auto k = known();
+        for (std::size_t a = 0; a < r.destAxes.size(); ++a)
+            k[r.sourceAxes[a]] = held.elements[c].at(r.destAxes[a]);
+        std::int64_t rest = s;
+        for (std::size_t u = rows.unrolled.size(); u-- > 0;) {
+            k[rows.unrolled[u]] = literal(rest % sizes[u]);
+            rest /= sizes[u];
         }
-        std::vector<std::vector<ExprPtr>> where(part.elements.size());
-        if (computed) {
-            // A missing element is computed from zeros (exp(0 - max) is not 0): left out.
-            for (std::size_t e = 0; e < part.elements.size(); ++e) {
-                part.elements[e].indices[r.source] =
-                    solveIndices(graph_, part.elements[e].indices, {r.source}, facts_).at(r.source);
-                where[e] = part.elements[e].conditions;
-            }
-            computeRowPart(r.source, part);
-        } else {
-            if (single && graph_.control.node(r.view).kind == OperationKind::LoadTiled) {
-                computeRowPart(r.source, part); // loaded, or held from an earlier pass
-            } else {
-                allocate(r.source, part);
-                move(r.source, part, memory, /*isLoad=*/true);
-            }
-            // A missing element was loaded as 0, which a sum may add; a max or a min leaves it
-            // out.
-            if (o.combine != Combine::Sum)
-                where = place(r.source, part, memory).conditions;
-        }
-        for (std::size_t e = 0; e < part.registers.size(); ++e)
-            combineInto(o.combine, acc, r.accumulator, part.registers[e], part.type, where[e]);
-        assignIndex(rows.chunk, index(rows.chunk) + literal(1));
-        endLoop(labels);
-        indices_.erase(rows.chunk);
-
-        Register const total = combineAcrossRow(o.combine, acc, r.accumulator, rows);
-        totals.push_back(total);
+        IndexSolution element = solveIndices(graph_, k, {r.sourceAxes.back()}, facts_);
+        for (std::size_t a = 0; a < r.destAxes.size(); ++a)
+            element.indices[r.sourceAxes[a]] = k.at(r.sourceAxes[a]);
+        for (auto const& extra : held.elements[c].conditions)
+            if (std::none_of(element.conditions.begin(), element.conditions.end(),
+                             [&](ExprPtr const& e) { return equal(e, extra); }))
+                element.conditions.push_back(extra);
+        part.elements.push_back(std::move(element));
+        rowOf.push_back(c);
     }
+    std::vector<std::vector<ExprPtr>> where(part.elements.size());
+    if (computed) {
+        // A missing element is computed from zeros (exp(0 - max) is not 0): left out.
+        for (std::size_t e = 0; e < part.elements.size(); ++e) {
+            part.elements[e].indices[r.source] =
+                solveIndices(graph_, part.elements[e].indices, {r.source}, facts_).at(r.source);
+            where[e] = part.elements[e].conditions;
+        }
+        computeRowPart(r.source, part);
+    } else {
+        if (single && graph_.control.node(r.view).kind == OperationKind::LoadTiled) {
+            computeRowPart(r.source, part); // loaded, or held from an earlier pass
+        } else {
+            allocate(r.source, part);
+            move(r.source, part, memory, /*isLoad=*/true);
+        }
+        // A missing element was loaded as 0, which a sum may add; a max or a min leaves it out.
+        if (o.combine != Combine::Sum)
+            where = place(r.source, part, memory).conditions;
+    }
+    for (std::size_t e = 0; e < part.registers.size(); ++e)
+        combineInto(o.combine, accs[rowOf[e]], r.accumulator, part.registers[e], part.type,
+                    where[e]);
+    assignIndex(rows.chunk, index(rows.chunk) + literal(1));
+    endLoop(labels);
+    indices_.erase(rows.chunk);
+
+    std::vector<Register> totals; // each row's value, in every workitem of the row
+    for (std::size_t c = 0; c < rowCount; ++c)
+        totals.push_back(combineAcrossRow(o.combine, accs[c], r.accumulator, rows));
     shifted_.erase(rows.chunk);
     holdingRows_ = false;
     if (rows.parts)

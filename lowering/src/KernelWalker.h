@@ -152,9 +152,9 @@ std::size_t reductionScratchBytes(KernelGraph const& graph, LaunchShape const& s
 /// the kernel takes: a 32-bit counter per block of rows, then an 8-byte slot per row of each
 /// part. Both code generators and the manifest (kWorkspaceParameter) read it.
 struct SplitRowsWorkspace {
-    ExprPtr bytes;                     ///< the whole workspace's, an expression of the sizes
-    ExprPtr countersBytes;             ///< the counters', before the slots (16-byte aligned)
-    std::int64_t rowsPerWorkgroup = 1; ///< rows of one workgroup (its workitems / LANES)
+    ExprPtr bytes;                 ///< the whole workspace's, an expression of the sizes
+    ExprPtr countersBytes;         ///< the counters', before the slots (16-byte aligned)
+    std::int64_t rowsPerBlock = 1; ///< rows of one block (ROWS x ROW_VEC)
 };
 /// The workspace of `graph`'s split rows; nothing where no Reduce's rows are split.
 std::optional<SplitRowsWorkspace> splitRowsWorkspace(KernelGraph const& graph,

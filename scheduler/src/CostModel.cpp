@@ -306,8 +306,8 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     double const waveRows = std::min(tilesM, ceilDiv(std::min(concurrent, tiles), tilesN));
     double const waveCols = std::min(tilesN, std::min(concurrent, tiles));
     double const waveBytes = (waveRows * mtM + waveCols * mtN) * kPadded * inBytes;
-    double const skewBytes = (waveRows * mtM + waveCols * mtN) * inBytes *
-                             std::min(kPadded, kWaveSkewSlices * mtK);
+    double const skewBytes =
+        (waveRows * mtM + waveCols * mtN) * inBytes * std::min(kPadded, kWaveSkewSlices * mtK);
     double const outBytes = double(p.m) * double(p.n) * sizeInBytes(p.outputType);
     e.dramBytes = skewBytes <= mc.l2
                       ? std::max(p.uniqueBytes(), ceilDiv(tiles, concurrent) * waveBytes + outBytes)
@@ -388,6 +388,9 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
     bool const cooperative = reduction && param(params, "COOP", 0) == 1;
     double const split =
         cooperative ? double(std::max<std::int64_t>(param(params, "SPLIT", 1), 1)) : 1;
+    // ROW_VEC rows a workitem: as many values in flight, a workitem for ROW_VEC rows.
+    double const rowVec =
+        cooperative ? double(std::max<std::int64_t>(param(params, "ROW_VEC", 1), 1)) : 1;
     double const lanes =
         cooperative ? double(std::max<std::int64_t>(param(params, "LANES", 256), 1)) : 1;
     double const vec =
@@ -396,7 +399,7 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
         (cooperative ? double(std::max<std::int64_t>(param(params, "UNROLL", 1), 1)) : 1);
     e.threads = static_cast<int>(reduction ? param(params, "ROWS", 64) * std::int64_t(lanes)
                                            : param(params, "WG_SIZE", 256));
-    e.registers = used.registers.value_or(static_cast<int>(16 + 4 * vec));
+    e.registers = used.registers.value_or(static_cast<int>(16 + 4 * vec * rowVec));
     e.sharedBytes = used.sharedBytes.value_or(0);
     Occupancy const occ = occupancy(a, e.threads, e.registers, e.sharedBytes);
     e.blocksPerMultiprocessor = occ.blocks;
@@ -404,7 +407,8 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
     if (occ.blocks == 0)
         return infeasible(e, occ.reason);
 
-    double const items = reduction ? double(p.m) * lanes * split : ceilDiv(double(p.n), vec);
+    double const items =
+        reduction ? ceilDiv(double(p.m), rowVec) * lanes * split : ceilDiv(double(p.n), vec);
     double const blocks = ceilDiv(items, e.threads);
     e.waves = blocks / (mc.sms * occ.blocks);
     double const blocksPerSm = std::min<double>(occ.blocks, ceilDiv(blocks, mc.sms));
@@ -420,7 +424,7 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
     double const step = lanes * vec;
     double const part = ceilDiv(double(p.n), split);
     double const filled = cooperative ? double(p.n) / (split * ceilDiv(part, step) * step) : 1.0;
-    double const inFlight = blocksPerSm * e.threads * vec * accessBytes * filled;
+    double const inFlight = blocksPerSm * e.threads * vec * rowVec * accessBytes * filled;
     e.latencyHiding = std::min(1.0, inFlight / mc.bytesInFlightNeeded);
     // Only the multiprocessors that have a block stream.
     double const busy = std::min(1.0, blocks / mc.sms);

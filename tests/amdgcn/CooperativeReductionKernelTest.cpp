@@ -1,6 +1,7 @@
 // CooperativeReductionKernelTest.cpp: Reduces whose rows several workitems share (COOP=1 of
 // rules/reduction.pipeline.json) emitted for every AMD target, in both layouts and with sum,
-// max, min and mean, rows split over workgroups (SPLIT), and softmax, layer norm and RMS norm (a
+// max, min and mean, rows split over workgroups (SPLIT), consecutive rows a workitem (ROW_VEC),
+// and softmax, layer norm and RMS norm (a
 // row's value used back along it); each kernel assembles, and its code object disassembles back
 // to the same instructions (ds_swizzle_b32's bit-mask offset included). Skips, saying why, where
 // this build has no assembler or llvm-objdump-16.
@@ -56,6 +57,11 @@ std::vector<Schedule> const kSchedules = {
      "row-max-colmajor.json",
      {{"COOP", 1}, {"ROWS", 32}, {"LANES", 8}, {"VEC", 4}, {"SPLIT", 5}},
      {"global_atomic_add", "s_endpgm", "v_max_f32", "v_readfirstlane_b32"}},
+    // ROW_VEC consecutive rows a workitem: a column's rows read with one vector load.
+    {"sum_colmajor_4_rows",
+     "row-reduction.json",
+     {{"COOP", 1}, {"ROWS", 32}, {"LANES", 16}, {"VEC", 8}, {"ROW_VEC", 4}},
+     {"global_load_dwordx4", "global_store_dwordx4", "v_add_f64", "ds_write_b64"}},
     // A row's reduced value used back along the row: the rows read again in each pass.
     {"softmax_f16",
      "softmax-f16.json",

@@ -155,6 +155,57 @@ TEST(CooperativeReductionUnroll, IssuesUnrollVectorLoadsAStep) {
             << read;
 }
 
+// ROW_VEC consecutive rows a workitem (rules/consecutive-rows-per-workitem.rules.json): every
+// schedule keeps the Command's meaning at odd sizes, and a column-major sum reads the rows'
+// elements of a column with one vector load (ROW_VEC f32 at once) and stores its rows' values
+// with one vector store, on PTX (ptxas assembles it) and AMDGCN.
+std::vector<Schedule> const kRowVectors = {
+    {"colmajor_4_rows",
+     "row-reduction.json",
+     {{"ROWS", 32}, {"LANES", 16}, {"VEC", 8}, {"ROW_VEC", 4}}},
+    {"colmajor_2_rows_split",
+     "row-reduction.json",
+     {{"ROWS", 64}, {"LANES", 4}, {"VEC", 4}, {"ROW_VEC", 2}, {"SPLIT", 4}}},
+    {"max_f16_colmajor_8_rows",
+     "row-max-colmajor.json",
+     {{"ROWS", 64}, {"LANES", 2}, {"VEC", 4}, {"ROW_VEC", 8}}},
+    {"rowmajor_2_rows",
+     "row-sum-rowmajor.json",
+     {{"ROWS", 2}, {"LANES", 64}, {"VEC", 4}, {"ROW_VEC", 2}}},
+};
+
+TEST(CooperativeReductionRowVectors, KeepTheCommandsMeaning) {
+    for (Schedule const& s : kRowVectors) {
+        Command const command = loadCommand(sourcePath("examples/" + s.command));
+        KernelGraph const graph =
+            lowered(s.command, "reduction.pipeline.json", cooperative(s.params));
+        for (auto const& problem : std::vector<std::map<std::string, double>>{
+                 command.defaults, {{"M", 1}, {"N", 1000}}, {{"M", 1001}, {"N", 3}}}) {
+            SemanticCheck const check(command, problem, 7);
+            EXPECT_LE(check.measure(graph), check.tolerance())
+                << s.name << " at M=" << problem.at("M") << ", N=" << problem.at("N");
+        }
+    }
+}
+
+TEST(CooperativeReductionRowVectors, ReadAColumnsRowsWithOneVectorLoad) {
+    Params const params = cooperative(kRowVectors[0].params); // VEC=8 columns of 4 rows a step
+    auto const graph = lowered("row-reduction.json", "reduction.pipeline.json", params);
+    auto const ptx = lowering::emitKernel(graph, {.target = "sm_90a", .schedule = params});
+    EXPECT_EQ(occurrences(ptx.code, "ld.global.v4.f32"), 8u);
+    EXPECT_EQ(occurrences(ptx.code, "st.global.v4.f32"), 1u);
+    EXPECT_EQ(ptx.grid[0], "ceildiv(M, 128)"); // 32 workitems of 4 rows a workgroup
+    if (runtime::findPtxas()) {
+        auto const result = runtime::assemblePtx(ptx.code, "sm_90a");
+        ASSERT_TRUE(result.ok()) << result.error().message();
+        EXPECT_EQ(result.value().spillStores, 0);
+    }
+    auto const gcn = lowering::emitKernel(
+        lowered("row-reduction.json", "reduction.pipeline.json", params, "gfx942"),
+        {.target = "gfx942", .schedule = params});
+    EXPECT_GE(occurrences(gcn.code, "global_load_dwordx4"), 8u);
+}
+
 // A mean is the sum divided by the row's length in the accumulator's type (f32 for these f16
 // rows), once per row, on both schedules.
 TEST(CooperativeReductionMean, DividesTheSumOncePerRow) {

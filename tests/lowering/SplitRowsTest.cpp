@@ -3,7 +3,10 @@
 // keeps the Command's meaning (the reference interpreter at the Command's sizes, one row, one
 // column, rows split into parts that lie past their end); the kernel takes the workspace the
 // manifest declares, each workgroup counts itself in once, and the last one reads every part's
-// value back, on PTX (assembled by ptxas) and on AMDGCN.
+// value back, on PTX (assembled by ptxas) and on AMDGCN; a small case's PTX and AMDGCN are golden
+// files.
+//     KILN_UPDATE_GOLDEN=1 ctest --test-dir build -R SplitRowsGolden   (then review the diff)
+#include "../GoldenFile.h"
 #include "LoweringTestSupport.h"
 #include "kiln/graph/SemanticCheck.h"
 #include "kiln/lowering/Codegen.h"
@@ -162,6 +165,23 @@ TEST_P(SplitRows, CountsEachWorkgroupInOnceOnAmdgcn) {
 
 INSTANTIATE_TEST_SUITE_P(Schedules, SplitRows, ::testing::ValuesIn(kSplits),
                          [](auto const& p) { return p.param.name; });
+
+// A small case whole: 2 rows of 64 lanes a workgroup, each row split over 4 workgroups (the
+// row's value through the workspace, the block's counter, the last workgroup's reads).
+Params const kSmall{{"COOP", 1}, {"ROWS", 2}, {"LANES", 64}, {"VEC", 4}, {"SPLIT", 4}};
+
+TEST(SplitRowsGolden, PtxOnSm90) {
+    auto const graph = lowered("row-sum-rowmajor.json", "reduction.pipeline.json", kSmall, "sm_90");
+    expectGoldenFile("tests/golden/ptx/row_sum_rowmajor_split.sm_90.ptx",
+                     lowering::emitKernel(graph, {.target = "sm_90", .schedule = kSmall}).code);
+}
+
+TEST(SplitRowsGolden, AmdgcnOnGfx942) {
+    auto const graph =
+        lowered("row-sum-rowmajor.json", "reduction.pipeline.json", kSmall, "gfx942");
+    expectGoldenFile("tests/golden/amdgcn/row_sum_rowmajor_split.gfx942.s",
+                     lowering::emitKernel(graph, {.target = "gfx942", .schedule = kSmall}).code);
+}
 
 // SPLIT below 1 is refused at the rule set's parameter, before anything is lowered.
 TEST(SplitRowsRefuses, NoWorkgroupsAtAll) {

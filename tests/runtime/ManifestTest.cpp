@@ -166,6 +166,35 @@ TEST(Manifest, ReadsAPersistentGrid) {
               "not 0");
 }
 
+// A workspace (a Reduce's rows split over workgroups): a pointer the launcher allocates, its
+// bytes a formula of the sizes, zeroed before the first launch; read, written and refused.
+TEST(Manifest, ReadsAWorkspace) {
+    auto const manifest = KernelManifest::fromJson(
+        R"({"entry": "k", "target": "sm_90a", "parameters": [
+              {"name": "M", "type": "i64", "kind": "value", "size": 8, "offset": 0},
+              {"name": "kiln_workspace", "type": "u8", "kind": "pointer", "size": 8,
+               "offset": 8, "workspace": {"bytes": "ceildiv(M, 4) * 16 + M * 64",
+                                          "zeroed": true}}]})",
+        "m.json");
+    ASSERT_TRUE(manifest.ok()) << manifest.error().message();
+    EXPECT_EQ(manifest->parameters[1].workspaceBytes, "ceildiv(M, 4) * 16 + M * 64");
+    EXPECT_EQ(manifest->parameters[1].kind, ParameterKind::Pointer);
+    EXPECT_TRUE(manifest->parameters[0].workspaceBytes.empty());
+    auto const again = KernelManifest::fromJson(manifest->toJson(), "again");
+    ASSERT_TRUE(again.ok()) << again.error().message();
+    EXPECT_EQ(*again, *manifest);
+    std::string const pointer =
+        R"({"name": "w", "type": "u8", "kind": "pointer", "size": 8, "offset": 0, )";
+    EXPECT_EQ(refusal(R"({"name": "w", "type": "u64", "kind": "value", "size": 8, "offset": 0,
+                          "workspace": {"bytes": "64", "zeroed": true}})"),
+              "m.json: /parameters/0/workspace: only a parameter of kind \"pointer\" is a "
+              "workspace");
+    EXPECT_EQ(refusal(pointer + R"("workspace": 64})"),
+              "m.json: /parameters/0/workspace: must be an object, not 64");
+    EXPECT_EQ(refusal(pointer + R"("workspace": {"bytes": "64"}})"),
+              "m.json: /parameters/0/workspace/zeroed: must be true (a workspace starts zeroed)");
+}
+
 TEST(Manifest, RefusesOverlapsAndDuplicates) {
     std::string const x =
         R"({"name": "x", "type": "f32", "kind": "pointer", "size": 8, "offset": 0})";

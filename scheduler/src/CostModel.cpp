@@ -27,6 +27,18 @@ constexpr double kMmaStepCycles = 400;
 /// together and go through K at one pace, so L2 needs to hold what they share over that many
 /// slices, not over the whole K, for each shared row and column to come from DRAM once.
 constexpr double kWaveSkewSlices = 16;
+/// A streaming reduction's load waits several times the unloaded latency arch-db gives while
+/// DRAM is busy: on the H100 the row sums reached 0.94x the copy with 32 KB in flight a
+/// multiprocessor (65536 x 1024 row-major, 16 workgroups of 128 workitems x 4 floats) and 0.75x
+/// with 16 KB (8192^2 column-major, 2 floats a workitem), where the unloaded figure asks 8 KB
+/// (2026-11-26-h100-floors.md).
+constexpr double kLoadedLatencyFactor = 4;
+/// The contiguous run of a warp's load that DRAM streams at full rate, and the share of it
+/// lost per halving of the run below: on the H100 the column-major row sums whose warps read
+/// 128-byte runs of a column moved 0.89x the copy where the row-major ones (1 KB runs) moved
+/// 0.94x, those with 32-byte runs 0.73-0.75x (2026-11-26-h100-reduction.md, -floors.md).
+constexpr double kFullRateRunBytes = 1024;
+constexpr double kLossPerHalving = 0.035;
 
 double factOr(arch::Arch const& a, std::string_view name, double fallback) {
     auto v = a.fact(name);
@@ -376,6 +388,21 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     return e;
 }
 
+// Whether a reduction's rows are contiguous in memory (row-major: the reduced axis, the last,
+// has stride 1): read off its largest tensor, the one reduced.
+bool reducedAxisContiguous(Problem const& p) {
+    ProblemTensor const* largest = nullptr;
+    double most = -1;
+    for (auto const& t : p.tensors) {
+        double n = 1;
+        for (auto x : t.shape)
+            n *= double(x);
+        if (n > most)
+            most = n, largest = &t;
+    }
+    return !largest || largest->strides.empty() || largest->strides.back() == 1;
+}
+
 // Element-wise and row reductions: memory-bound streams.
 CostEstimate stream(Problem const& p, arch::Arch const& a,
                     std::map<std::string, std::int64_t> const& params, ResourceUsage const& used) {
@@ -425,10 +452,25 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
     double const part = ceilDiv(double(p.n), split);
     double const filled = cooperative ? double(p.n) / (split * ceilDiv(part, step) * step) : 1.0;
     double const inFlight = blocksPerSm * e.threads * vec * rowVec * accessBytes * filled;
-    e.latencyHiding = std::min(1.0, inFlight / mc.bytesInFlightNeeded);
+    e.latencyHiding = std::min(
+        1.0, inFlight / (mc.bytesInFlightNeeded * (cooperative ? kLoadedLatencyFactor : 1)));
     // Only the multiprocessors that have a block stream.
     double const busy = std::min(1.0, blocks / mc.sms);
-    e.memoryUs = e.dramBytes / (mc.bandwidth * e.latencyHiding * busy) * 1e6;
+    // The contiguous run of a warp's load: along a row where the reduced axis is contiguous
+    // (row-major: LANES consecutive workitems, VEC elements each), along a column otherwise
+    // (consecutive workitems own consecutive rows, ROW_VEC each).
+    double runs = 1;
+    if (cooperative) {
+        double const warp = mc.wave;
+        double const rows = double(std::max<std::int64_t>(param(params, "ROWS", 1), 1));
+        double const vecOnly = double(std::max<std::int64_t>(param(params, "VEC", 4), 1));
+        double const run = reducedAxisContiguous(p)
+                               ? std::min(lanes, warp) * vecOnly * bytesPerValue
+                               : std::min(rows, warp) * rowVec * bytesPerValue;
+        runs =
+            std::max(0.5, 1 - kLossPerHalving * std::max(0.0, std::log2(kFullRateRunBytes / run)));
+    }
+    e.memoryUs = e.dramBytes / (mc.bandwidth * e.latencyHiding * busy * runs) * 1e6;
     e.computeUs = p.flops() / (factOr(a, "peak_fp32_gflops", 1000) * 1e9 * busy) * 1e6;
     e.microseconds = std::max(e.memoryUs, e.computeUs) + kLaunchMicroseconds;
     return e;

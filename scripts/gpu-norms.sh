@@ -12,6 +12,7 @@
 #
 #   OUT=/tmp/out scripts/gpu-norms.sh      # build folder: $KILN_GPU_BUILD or /tmp/kiln-norms
 #   SKIP="tests" OPS="softmax" CASES="8192x8192 4096x16384" KEEP_BUILD=1 STRATEGY=model-guided ...
+#   BUDGET=48 ...                            # at most that many candidates a sweep (0: all)
 #
 # KEEP_BUILD=1 builds on in an existing build folder; EVALUATOR=model runs the loop on a machine
 # without a GPU (the tuner's cost model; the winner is emitted instead of run).
@@ -26,7 +27,8 @@ CASES=${CASES:-"8192x8192"}
 OPS=${OPS:-"softmax layernorm rmsnorm"}
 EVALUATOR=${EVALUATOR:-cuda}
 STRATEGY=${STRATEGY:-exhaustive}
-TUNE_ARGS=(--space examples/normalization.space.json --strategy "$STRATEGY" --specialize)
+TUNE_ARGS=(--space examples/normalization.space.json --strategy "$STRATEGY" --specialize
+    --budget "${BUDGET:-0}")
 mkdir -p "$OUT"
 
 gpu_device

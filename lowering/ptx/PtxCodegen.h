@@ -11,6 +11,7 @@
 #include "kiln/graph/ExpressionText.h"
 #include "kiln/graph/Simplify.h"
 #include "kiln/graph/Translate.h"
+#include "kiln/lowering/Clusters.h"
 #include "kiln/lowering/Codegen.h"
 #include "kiln/lowering/HeldElements.h"
 #include "kiln/lowering/IndexExpressions.h"
@@ -181,6 +182,9 @@ private:
         std::string map;               ///< the tensor-map parameter
         ExprPtr inner, outer;          ///< the box's first element in the tensor
         std::int64_t sharedOffset = 0; ///< bytes from the copy's start in shared memory
+        /// Clusters: rows of the box this workgroup loads and multicasts, from its cluster rank
+        /// x this many on (0: the whole box, for this workgroup alone).
+        std::int64_t multicastRows = 0;
     };
     bool tmaRequested() const;
     std::vector<TmaCopy> tmaCopies(Id storeShared, std::int64_t& bytes);
@@ -188,8 +192,10 @@ private:
     void emitTmaPipeline(Pipeline const& pipeline);
     void produceTma(Pipeline const& pipeline, std::int64_t shift, std::string const& base,
                     std::string const& full, ExprPtr const& issuer);
+    /// `cluster`: the phase completes by arrivals of other workgroups of the cluster too, so
+    /// the wait acquires at cluster scope.
     void waitOnMbarrier(std::string const& barrier, std::string const& phase,
-                        std::int64_t polls = 0);
+                        std::int64_t polls = 0, bool cluster = false);
     void nextCopy(Pipeline const& pipeline, std::string const& first, std::string const& data,
                   std::vector<std::pair<std::string, std::string>> const& barriers,
                   std::string const& phase);
@@ -205,6 +211,28 @@ private:
     void produceSlices(Pipeline const& pipeline, Ring const& ring, ExprPtr const& issuer);
     void consumeSlices(Pipeline const& pipeline, Ring const& ring);
     ExprPtr releasesPrevious(Pipeline const& pipeline) const;
+
+    // Thread-block clusters (PtxClusters.cpp; CLUSTER_M, CLUSTER_N).
+    bool clustered() const;
+    /// The u32 register of %cluster_ctarank, read the first time.
+    std::string clusterRank();
+    /// barrier.cluster.arrive.release then wait.acquire (`aligned`: every workitem of each warp
+    /// executes it together).
+    void clusterBarrier(bool aligned);
+    /// After the pipeline's mbarriers are initialised: the fence that shows them to the copy
+    /// engine and to the cluster, and a barrier of the workgroup, or of the cluster (no peer
+    /// arrives on them or copies into this workgroup before they exist; the cluster rank is
+    /// read there, before any branch, for every later use).
+    void mbarriersInitialized();
+    /// The pipeline's barrier without a producer warpgroup: the workgroup's, or the cluster's
+    /// where peers copy into this workgroup's shared memory.
+    void stageBarrier();
+    /// Where `predicate` holds, the copy whose empty mbarrier is at `empty` goes back to the
+    /// producers: an arrival on it, and on the same mbarrier of each peer in the cluster.
+    void releaseCopy(std::string const& predicate, std::string const& empty);
+    /// Whether a staged tile at `origin` (tmaCopies: its place in shared memory, then in the
+    /// tensor) is the same for every workgroup of the cluster: the operand they share.
+    bool sharedAcrossCluster(std::array<ExprPtr, 3> const& origin) const;
 
     // Persistent tiles (PtxPersistent.cpp): the loop over tiles, and the TMA pipeline carried
     // from tile to tile.
@@ -266,6 +294,7 @@ private:
     /// (hoisting_ while it is), and the consumers' ring goes on from tile to tile (carried_).
     bool hoisting_ = false;
     std::optional<Ring> carried_;
+    std::string clusterRank_; ///< clusterRank()'s register, once read
 };
 
 } // namespace kiln::lowering::detail

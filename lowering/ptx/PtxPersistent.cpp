@@ -125,7 +125,7 @@ void PtxCodegen::emitCarriedTmaPipeline(Pipeline const& pl) {
     std::string const p = writer_.emit(pl.o.expression, DataType::Bool, bindings());
     writer_.instruction(fmt::format("@!{} bra {}", p, done));
     // Every warp is done with the copy the producer overwrites (emitTmaPipeline).
-    writer_.instruction("bar.sync 0");
+    stageBarrier();
     produceTma(pl, lead, write, writeFull, elected);
     waitOnMbarrier(ring.full, ring.phase);
     sharedBase_ = ring.data;
@@ -150,9 +150,7 @@ void PtxCodegen::consumeCarriedTile(Pipeline const& pl) {
     writer_.instruction("wgmma.wait_group.sync.aligned 0");
     // The tile's last slice, whose wgmmas are now done: its copy goes back to the producer here,
     // since the next tile's first slice releases none.
-    writer_.instruction(fmt::format("@{} mbarrier.arrive.shared::cta.b64 _, [{}]",
-                                    writer_.emit(releasesPrevious(pl), DataType::Bool, bindings()),
-                                    carried_->previous));
+    releaseCopy(writer_.emit(releasesPrevious(pl), DataType::Bool, bindings()), carried_->previous);
     warpgroupsInFlight_ = 0;
 }
 

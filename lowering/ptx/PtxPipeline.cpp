@@ -390,12 +390,20 @@ std::vector<PtxCodegen::TmaCopy> PtxCodegen::tmaCopies(Id op, std::int64_t& byte
         throw refuse(fmt::format("its rows do not run along the contiguous axis of {}", tensor));
     if (rows > 256)
         throw refuse(fmt::format("{} rows; a box has at most 256", rows));
-    std::string const map = tensorMapParameter(tensor, rows);
+    // Clusters (PtxClusters.cpp): a tile every workgroup of the cluster stages is loaded in
+    // parts of rows / size rows, each multicast by one workgroup.
+    std::int64_t const parts =
+        sharedAcrossCluster(origin) ? clusterShape(options_.schedule).size() : 1;
+    if (parts > 1 && rows % (8 * parts) != 0)
+        throw refuse(fmt::format("its {} rows do not split into {} parts of a multiple of 8 "
+                                 "rows, which the copy engine multicasts to the cluster",
+                                 rows, parts));
+    std::string const map = tensorMapParameter(tensor, rows / parts);
     std::vector<TmaCopy> copies;
     std::int64_t const offset = static_cast<std::int64_t>(shared_.offsets.at(shared));
     for (std::int64_t column = 0; column < row; column += 64)
-        copies.push_back(
-            {map, simplify(origin[1] + literal(column)), origin[2], offset + column * rows * 2});
+        copies.push_back({map, simplify(origin[1] + literal(column)), origin[2],
+                          offset + column * rows * 2, parts > 1 ? rows / parts : 0});
     bytes += row * rows * 2;
     return copies;
 }
@@ -441,10 +449,25 @@ void PtxCodegen::produceTma(Pipeline const& pl, std::int64_t shift, std::string 
                 fmt::format("cvt.u32.u64 {}, {}", coordinates[a],
                             writer_.emitIndex(a == 0 ? c.inner : c.outer, bindings())));
         }
-        writer_.instruction(fmt::format(
-            "@{} cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
-            "[{}], [{}, {{{}, {}}}], [{}]",
-            p, destination, map, coordinates[0], coordinates[1], full));
+        constexpr char kCopy[] =
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes";
+        if (c.multicastRows == 0) {
+            writer_.instruction(fmt::format("@{} {} [{}], [{}, {{{}, {}}}], [{}]", p, kCopy,
+                                            destination, map, coordinates[0], coordinates[1],
+                                            full));
+            continue;
+        }
+        // This workgroup's rows of the box, into the same place of every workgroup's copy.
+        std::string const rank = clusterRank(), mask = writer_.newRegister(PtxType::B16);
+        writer_.instruction(
+            fmt::format("mad.lo.u32 {0}, {1}, {2}, {0}", coordinates[1], rank, c.multicastRows));
+        writer_.instruction(
+            fmt::format("mad.lo.u32 {0}, {1}, {2}, {0}", destination, rank, c.multicastRows * 128));
+        writer_.instruction(
+            fmt::format("mov.b16 {}, {}", mask, (1 << clusterShape(options_.schedule).size()) - 1));
+        writer_.instruction(
+            fmt::format("@{} {}.multicast::cluster [{}], [{}, {{{}, {}}}], [{}], {}", p, kCopy,
+                        destination, map, coordinates[0], coordinates[1], full, mask));
     }
     shifted_.clear();
     writer_.popScope();
@@ -454,7 +477,7 @@ void PtxCodegen::produceTma(Pipeline const& pl, std::int64_t shift, std::string 
 // `polls`, a wait that has not completed after that many polls traps: a pipeline whose phases
 // never complete is a bug, and the launch fails instead of holding the GPU.
 void PtxCodegen::waitOnMbarrier(std::string const& barrier, std::string const& phase,
-                                std::int64_t polls) {
+                                std::int64_t polls, bool cluster) {
     std::string const wait = writer_.newLabel("wait"), ready = writer_.newRegister(PtxType::Pred);
     std::string count;
     if (polls > 0) {
@@ -462,8 +485,8 @@ void PtxCodegen::waitOnMbarrier(std::string const& barrier, std::string const& p
         writer_.instruction(fmt::format("mov.u32 {}, 0", count));
     }
     writer_.label(wait);
-    writer_.instruction(fmt::format("mbarrier.try_wait.parity.shared::cta.b64 {}, [{}], {}", ready,
-                                    barrier, phase));
+    writer_.instruction(fmt::format("mbarrier.try_wait.parity{}.shared::cta.b64 {}, [{}], {}",
+                                    cluster ? ".acquire.cluster" : "", ready, barrier, phase));
     if (polls <= 0) {
         writer_.instruction(fmt::format("@!{} bra {}", ready, wait));
         return;
@@ -531,8 +554,7 @@ void PtxCodegen::emitTmaPipeline(Pipeline const& pl) {
     for (std::int64_t s = 0; s < pl.stages; ++s)
         writer_.instruction(fmt::format("@{} mbarrier.init.shared::cta.b64 [{}], 1", issuer,
                                         offset(barriers + 8 * s)));
-    writer_.instruction("fence.mbarrier_init.release.cluster");
-    writer_.instruction("bar.sync 0");
+    mbarriersInitialized();
     if (hoisting_) { // PERSISTENT=1: the ring the tiles' pipelines carry on (PtxPersistent.cpp)
         carried_ = Ring{.data = offset(0),
                         .firstFull = offset(barriers),
@@ -558,8 +580,9 @@ void PtxCodegen::emitTmaPipeline(Pipeline const& pl) {
     std::string const p = writer_.emit(pl.o.expression, DataType::Bool, bindings());
     writer_.instruction(fmt::format("@!{} bra {}", p, done));
     // Every warp is done with the copy the producer overwrites: consume(i - 1) (without a group
-    // in flight) or consume(i - 2) (whose wgmmas each warp waited for in consume(i - 1)).
-    writer_.instruction("bar.sync 0");
+    // in flight) or consume(i - 2) (whose wgmmas each warp waited for in consume(i - 1)); in a
+    // cluster, every warp of every workgroup the copies multicast into.
+    stageBarrier();
     produceTma(pl, lead, write, writeFull, elected);
     waitOnMbarrier(readFull, phase);
     sharedBase_ = read;
@@ -614,11 +637,12 @@ void PtxCodegen::emitWarpSpecializedPipeline(Pipeline const& pl) {
     for (std::int64_t s = 0; s < pl.stages; ++s) {
         writer_.instruction(fmt::format("@{} mbarrier.init.shared::cta.b64 [{}], 1", initializer,
                                         offset(barriers + 8 * s)));
+        // Clusters: the consumer warps of every workgroup the copies multicast into.
         writer_.instruction(fmt::format("@{} mbarrier.init.shared::cta.b64 [{}], {}", initializer,
-                                        offset(empties + 8 * s), consumerWarps));
+                                        offset(empties + 8 * s),
+                                        consumerWarps * clusterShape(options_.schedule).size()));
     }
-    writer_.instruction("fence.mbarrier_init.release.cluster");
-    writer_.instruction("bar.sync 0");
+    mbarriersInitialized();
     exitLabel_ = writer_.newLabel("exit");
     std::string const consumers = writer_.newLabel("consumers");
     writer_.instruction(
@@ -721,7 +745,7 @@ void PtxCodegen::produceSlices(Pipeline const& pl, Ring const& ring, ExprPtr con
     writer_.pushScope();
     std::string const p = writer_.emit(pl.o.expression, DataType::Bool, bindings());
     writer_.instruction(fmt::format("@!{} bra {}", p, done));
-    waitOnMbarrier(ring.empty, ring.phase, kMbarrierPolls);
+    waitOnMbarrier(ring.empty, ring.phase, kMbarrierPolls, clustered());
     produceTma(pl, 0, ring.data, ring.full, issuer);
     operation(pl.increment);
     nextCopy(pl, sharedBase_, ring.data,
@@ -747,9 +771,7 @@ void PtxCodegen::consumeSlices(Pipeline const& pl, Ring const& ring) {
     sharedBase_ = first;
     // consume(i - 1)'s wgmmas are done (consume(i) waited for all but its own group): its copy
     // is free for the producer.
-    writer_.instruction(fmt::format("@{} mbarrier.arrive.shared::cta.b64 _, [{}]",
-                                    writer_.emit(releasesPrevious(pl), DataType::Bool, bindings()),
-                                    ring.previous));
+    releaseCopy(writer_.emit(releasesPrevious(pl), DataType::Bool, bindings()), ring.previous);
     writer_.instruction(fmt::format("mov.u32 {}, {}", ring.previous, ring.empty));
     operation(pl.increment);
     nextCopy(pl, first, ring.data, {{ring.full, ring.firstFull}, {ring.empty, ring.firstEmpty}},

@@ -4,6 +4,7 @@
 // with the parameter or the limit, not code for a driver to refuse later.
 #include "kiln/arch-db/ArchLibrary.h"
 #include "kiln/graph/Error.h"
+#include "kiln/lowering/Clusters.h"
 #include "kiln/lowering/Codegen.h"
 
 #include <fmt/format.h>
@@ -81,6 +82,7 @@ void checkCodegenParameters(CodegenOptions const& options) {
                                         "(max_blocks_per_multiprocessor)",
                                         blocks->second, most, options.target));
     }
+    checkClusterParameters(options.schedule, options.target);
 }
 
 void checkRegisters(EmittedKernel const& kernel, int registers) {

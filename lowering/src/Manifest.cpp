@@ -101,6 +101,9 @@ std::string EmittedKernel::manifestJson() const {
     // multiprocessors x workgroups_per_multiprocessor) workgroups along x (Occupancy.h).
     if (workgroupsPerMultiprocessor > 0)
         m["persistent"] = {{"workgroups_per_multiprocessor", workgroupsPerMultiprocessor}};
+    // CLUSTER_M, CLUSTER_N: the thread-block cluster every launch must give (Clusters.h).
+    if (cluster[0] * cluster[1] * cluster[2] > 1)
+        m["cluster"] = cluster;
     m["shared_bytes"] = sharedBytes;
     auto& params = m["parameters"] = nlohmann::ordered_json::array();
     for (auto const& p : parameters) {

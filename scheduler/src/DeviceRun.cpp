@@ -511,7 +511,11 @@ runtime::Expected<DeviceRunResult> DeviceProblem::run(runtime::Kernel const& ker
                                        s.device->description().multiprocessorCount);
         result.grid = {grid.x, grid.y, grid.z};
     }
-    runtime::LaunchConfig const config{grid, block, sharedBytes};
+    // CLUSTER_M, CLUSTER_N: the thread-block cluster the manifest declares; the launch refuses a
+    // grid that is not a whole number of them.
+    runtime::LaunchConfig const config{
+        grid, block, sharedBytes,
+        kernel.manifest() ? kernel.manifest()->cluster.value_or(runtime::Dim3{}) : runtime::Dim3{}};
     stream.launch(kernel, config, arguments);
     // With a workspace, the result compared is the second launch's, on the workspace as the
     // first left it (and on the inputs again): a kernel that does not leave it zeroed fails.

@@ -13,6 +13,7 @@
 #include "kiln/arch-db/Arch.h"
 #include "kiln/graph/KernelGraph.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -40,9 +41,11 @@ struct CodegenOptions {
 /// their tiles in groups of GROUP_M rows of tiles, KernelWalker::orderTilesInGroups); PERSISTENT
 /// (1: each workgroup loops over output tiles, KernelWalker::forEachTile; the manifest declares
 /// the persistent grid, PersistentGrid.h); ONLINE (1: a softmax's row max and sum of
-/// exp(x - max) in one pass, OnlineSoftmax.h).
-inline constexpr char const* kCodegenParameters[] = {
-    "MIN_BLOCKS", "STAGES", "TMA", "WARP_SPECIALIZE", "GROUP_M", "PERSISTENT", "ONLINE"};
+/// exp(x - max) in one pass, OnlineSoftmax.h); CLUSTER_M and CLUSTER_N (thread-block clusters
+/// whose shared operand the copy engine multicasts, Clusters.h).
+inline constexpr char const* kCodegenParameters[] = {"MIN_BLOCKS",      "STAGES",    "TMA",
+                                                     "WARP_SPECIALIZE", "GROUP_M",   "PERSISTENT",
+                                                     "ONLINE",          "CLUSTER_M", "CLUSTER_N"};
 
 /// GROUP_M, at most: rows of tiles in one group of the grouped order.
 inline constexpr std::int64_t kMaxGroupM = 1024;
@@ -101,6 +104,9 @@ struct EmittedKernel {
     /// min(tiles, multiprocessors x this many) workgroups along x (PersistentGrid.h); 0: the
     /// launch is `grid`.
     std::int64_t workgroupsPerMultiprocessor = 0;
+    /// The thread-block cluster the kernel must be launched in (Clusters.h's launchCluster);
+    /// (1, 1, 1): none. The manifest's "cluster" where it has more than one workgroup.
+    std::array<std::int64_t, 3> cluster = {1, 1, 1};
     std::size_t sharedBytes = 0;
     /// Registers per workitem where code generation allocates them (AMDGCN: VGPRs and AGPRs);
     /// 0 for PTX, whose registers ptxas allocates.

@@ -22,6 +22,7 @@ EmittedKernel PtxCodegen::run() {
     describeInterface(graph_, options_, shape_, kernel);
     prologue(kernel);
     kernelBody();
+    finishStagedStores();
     if (tmaRequested() && !discovering_ && tensorMaps_.empty())
         throw UserError(fmt::format("TMA=1 loads the tiles of a K loop pipelined over STAGES >= 2 "
                                     "copies (UNROLL=1) that wgmma reads; this kernel has none "

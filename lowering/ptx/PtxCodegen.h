@@ -234,6 +234,26 @@ private:
     /// tensor) is the same for every workgroup of the cluster: the operand they share.
     bool sharedAcrossCluster(std::array<ExprPtr, 3> const& origin) const;
 
+    // The staged epilogue (PtxEpilogue.cpp; EPILOGUE=1): the result written to a swizzled
+    // staging buffer and copied to the tensor by TMA stores.
+    std::int64_t stagedBlockColumns(Id memory) const override;
+    void beginStagedBlock(StagedTile const& tile, std::size_t block) override;
+    void writeStaged(StagedTile const& tile, Held const& held, std::vector<std::size_t> const& which,
+                     Id memory) override;
+    void endStagedBlock(StagedTile const& tile, std::size_t block, Id memory) override;
+    /// After the kernel's body: the issuing workitem waits until its stores have read shared
+    /// memory, which ends with the workgroup.
+    void finishStagedStores();
+    /// The staging buffers, placed the first time a staged store needs them.
+    struct EpilogueStaging {
+        std::int64_t offset = 0, slots = 1, slotBytes = 0; ///< in kiln_shared
+        std::int64_t rows = 0;
+    };
+    EpilogueStaging const& epilogueStaging(StagedTile const& tile);
+    /// The consumers' barrier (bar.sync 0 without a producer warpgroup).
+    void consumerBarrier();
+    std::optional<EpilogueStaging> staging_;
+
     // Persistent tiles (PtxPersistent.cpp): the loop over tiles, and the TMA pipeline carried
     // from tile to tile.
     std::string linearWorkgroup() override;

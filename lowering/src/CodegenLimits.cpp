@@ -6,6 +6,7 @@
 #include "kiln/graph/Error.h"
 #include "kiln/lowering/Clusters.h"
 #include "kiln/lowering/Codegen.h"
+#include "kiln/lowering/StagedEpilogue.h"
 
 #include <fmt/format.h>
 
@@ -57,6 +58,7 @@ void checkCodegenParameters(CodegenOptions const& options) {
             throw UserError("WARP_SPECIALIZE=1 gives the copy engine's loads (TMA=1) to a "
                             "producer warpgroup; it needs TMA=1");
     }
+    checkEpilogueParameter(options);
     if (auto const group = options.schedule.find("GROUP_M"); group != options.schedule.end()) {
         if (group->second < 0 || group->second > kMaxGroupM)
             throw UserError(fmt::format("GROUP_M={} is out of range: 0 (the hardware's order of "

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <numeric>
 
 namespace kiln::lowering::detail {
 
@@ -190,7 +191,39 @@ void KernelWalker<Register>::store(Id op) {
         throw UserError(fmt::format("value#{} is stored but not held in registers (is it "
                                     "distributed over the grid?)",
                                     source));
+    if (std::int64_t const columns = stagedBlockColumns(memory); columns > 0)
+        return storeStaged(source, it->second, memory, columns);
     move(source, it->second, memory, /*isLoad=*/false);
+}
+
+template <class Register>
+StagedTile KernelWalker<Register>::stagedTileOf(Id value, Held<Register> const& held, Id memory,
+                                                std::int64_t blockColumns) const {
+    return stagedTile(graph_, facts_, shape_, known(), axes(value), held.elements, memory,
+                      blockColumns);
+}
+
+template <class Register>
+void KernelWalker<Register>::storeStaged(Id value, Held<Register>& held, Id memory,
+                                         std::int64_t blockColumns) {
+    StagedTile const tile = stagedTileOf(value, held, memory, blockColumns);
+    auto const blocks = tile.elementsOfBlocks();
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+        beginStagedBlock(tile, b);
+        writeStaged(tile, held, blocks[b], memory);
+        endStagedBlock(tile, b, memory);
+    }
+}
+
+template <class Register>
+Held<Register> KernelWalker<Register>::partOf(Held<Register> const& held,
+                                              std::vector<std::size_t> const& which) {
+    Held<Register> part{{}, {}, held.type};
+    for (std::size_t c : which) {
+        part.elements.push_back(held.elements[c]);
+        part.registers.push_back(held.registers[c]);
+    }
+    return part;
 }
 
 template <class Register>
@@ -404,6 +437,9 @@ std::vector<Id> KernelWalker<Register>::diesInItsChunk(ElementwiseRun const& run
     return dead;
 }
 
+// Chunks of consecutive registers; where the store is staged (EPILOGUE=1), each block's
+// elements in chunks, the block claimed before its first chunk and copied after its last, so
+// that the chunks of one block are what the staging buffer holds at a time.
 template <class Register>
 void KernelWalker<Register>::elementwiseChunks(ElementwiseRun const& run) {
     auto const& store = run.ops.back();
@@ -412,41 +448,64 @@ void KernelWalker<Register>::elementwiseChunks(ElementwiseRun const& run) {
         if (op != store)
             naming(op, graph_.control.node(op).kind,
                    [&] { hold(graph_.mapping.get(op, role::dest)); });
-    for (std::size_t from = 0; from < run.count; from += run.chunk) {
-        std::size_t const to = std::min(run.count, from + run.chunk);
-        for (Id op : run.ops) {
-            auto const& o = graph_.control.node(op);
-            naming(op, o.kind, [&] {
-                if (o.kind == OperationKind::Assign) {
-                    Id const dest = graph_.mapping.get(op, role::dest);
-                    Held<Register>& h = held_.at(dest);
-                    currentId_ = dest;
-                    ExprPtr const e = assigned(op, o);
-                    for (std::size_t c = from; c < to; ++c)
-                        assignElement(h, c, e);
-                    precision_ = Precision::Exact;
-                } else if (op != store || !planningOnly()) {
-                    bool const isLoad = op != store;
-                    Id const value = graph_.mapping.get(op, isLoad ? role::dest : role::source),
-                             memory = graph_.mapping.get(op, isLoad ? role::source : role::dest);
-                    Held<Register>& h = held_.at(value);
-                    auto const begin = static_cast<std::ptrdiff_t>(from),
-                               end = static_cast<std::ptrdiff_t>(to);
-                    Held<Register> part{{h.elements.begin() + begin, h.elements.begin() + end},
-                                        {h.registers.begin() + begin, h.registers.begin() + end},
-                                        h.type};
-                    move(value, part, memory, isLoad);
-                    std::copy(part.registers.begin(), part.registers.end(),
-                              h.registers.begin() + begin);
-                }
-                settle();
-            });
+    Id const stored = graph_.mapping.get(store, role::source),
+             storedTo = graph_.mapping.get(store, role::dest);
+    std::int64_t const blockColumns = planningOnly() ? 0 : stagedBlockColumns(storedTo);
+    std::optional<StagedTile> tile;
+    std::vector<std::vector<std::size_t>> blocks;
+    if (blockColumns > 0) {
+        naming(store, graph_.control.node(store).kind,
+               [&] { tile = stagedTileOf(stored, held_.at(stored), storedTo, blockColumns); });
+        blocks = tile->elementsOfBlocks();
+    } else {
+        blocks.emplace_back(run.count);
+        std::iota(blocks.back().begin(), blocks.back().end(), std::size_t{0});
+    }
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+        if (tile)
+            beginStagedBlock(*tile, b);
+        for (std::size_t from = 0; from < blocks[b].size(); from += run.chunk) {
+            auto const first = blocks[b].begin() + static_cast<std::ptrdiff_t>(from);
+            std::vector<std::size_t> const chunk(
+                first,
+                first + static_cast<std::ptrdiff_t>(std::min(run.chunk, blocks[b].size() - from)));
+            for (Id op : run.ops) {
+                auto const& o = graph_.control.node(op);
+                naming(op, o.kind, [&] {
+                    if (o.kind == OperationKind::Assign) {
+                        Id const dest = graph_.mapping.get(op, role::dest);
+                        Held<Register>& h = held_.at(dest);
+                        currentId_ = dest;
+                        ExprPtr const e = assigned(op, o);
+                        for (std::size_t c : chunk)
+                            assignElement(h, c, e);
+                        precision_ = Precision::Exact;
+                    } else if (op != store || !planningOnly()) {
+                        bool const isLoad = op != store;
+                        Id const value = graph_.mapping.get(op, isLoad ? role::dest : role::source),
+                                 memory =
+                                     graph_.mapping.get(op, isLoad ? role::source : role::dest);
+                        Held<Register>& h = held_.at(value);
+                        if (!isLoad && tile) {
+                            writeStaged(*tile, h, chunk, memory);
+                        } else {
+                            Held<Register> part = partOf(h, chunk);
+                            move(value, part, memory, isLoad);
+                            for (std::size_t k = 0; k < chunk.size(); ++k)
+                                h.registers[chunk[k]] = part.registers[k];
+                        }
+                    }
+                    settle();
+                });
+            }
+            for (Id value : dead) {
+                auto& registers = held_.at(value).registers;
+                for (std::size_t c : chunk)
+                    registers[c] = Register{};
+            }
         }
-        for (Id value : dead) {
-            auto& registers = held_.at(value).registers;
-            std::fill(registers.begin() + static_cast<std::ptrdiff_t>(from),
-                      registers.begin() + static_cast<std::ptrdiff_t>(to), Register{});
-        }
+        if (tile)
+            endStagedBlock(*tile, b, storedTo);
     }
     // Not held any more: a walk of the same operations again (the next copy of an unrolled
     // body) holds them afresh.
@@ -935,6 +994,27 @@ void KernelWalker<Register>::bindTile(Register const& tile) {
 
 template <class Register>
 void KernelWalker<Register>::beforeTiles(std::vector<Id> const&) {}
+
+template <class Register>
+std::int64_t KernelWalker<Register>::stagedBlockColumns(Id) const {
+    return 0;
+}
+
+template <class Register>
+void KernelWalker<Register>::beginStagedBlock(StagedTile const&, std::size_t) {
+    KILN_ASSERT(false, "{}a staged store is not written", notWritten_);
+}
+
+template <class Register>
+void KernelWalker<Register>::writeStaged(StagedTile const&, Held<Register> const&,
+                                         std::vector<std::size_t> const&, Id) {
+    KILN_ASSERT(false, "{}a staged store is not written", notWritten_);
+}
+
+template <class Register>
+void KernelWalker<Register>::endStagedBlock(StagedTile const&, std::size_t, Id) {
+    KILN_ASSERT(false, "{}a staged store is not written", notWritten_);
+}
 
 template <class Register>
 void KernelWalker<Register>::betweenTiles() {

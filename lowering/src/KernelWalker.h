@@ -20,6 +20,7 @@
 
 #include "Contraction.h"
 #include "FragmentLayout.h"
+#include "StagedTile.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/lowering/Codegen.h"
 #include "kiln/lowering/HeldElements.h"
@@ -208,6 +209,17 @@ protected:
     void elementwiseChunks(ElementwiseRun const& run);
     /// The values of `run` that are dead once their chunk is stored.
     std::vector<Id> diesInItsChunk(ElementwiseRun const& run) const;
+
+    // ---- A store staged through shared memory (EPILOGUE=1; StagedTile.h) --------------------
+    /// The tile of tensor `memory` that held value `value` makes, in blocks of `blockColumns`.
+    StagedTile stagedTileOf(Id value, Held<Register> const& held, Id memory,
+                            std::int64_t blockColumns) const;
+    /// A held value's store staged (stagedBlockColumns()): block by block, each block's
+    /// staging buffer claimed (beginStagedBlock()), its elements written there (writeStaged()),
+    /// and copied to the tensor (endStagedBlock()).
+    void storeStaged(Id value, Held<Register>& held, Id memory, std::int64_t blockColumns);
+    /// The elements `which` of `held`, as a value of their own.
+    static Held<Register> partOf(Held<Register> const& held, std::vector<std::size_t> const& which);
     void reduce(Id op, Operation const& o);
     /// The element of element `c`'s row of `r` where the row's counter is `counter`.
     Register rowElement(Reduction const& r, Held<Register> const& held, std::size_t c,
@@ -484,6 +496,20 @@ protected:
     virtual void endTiles(LoopLabels const& labels, Register const& tile, Register const& step) = 0;
     /// Index `dest` (a Workgroup dimension) = the i64 in register `from`.
     virtual void copyIndex(Id dest, Register const& from) = 0;
+
+    // A store staged through shared memory (EPILOGUE=1; StagedTile.h).
+    /// Where the target stages the stores to tensor `memory` (written to a staging buffer in
+    /// shared memory, copied to the tensor block by block), the columns of a block, along the
+    /// tensor's contiguous axis; 0 where it stores from registers (the default).
+    virtual std::int64_t stagedBlockColumns(Id memory) const;
+    /// Before block `block` of `tile` is written: its staging buffer free for every workitem.
+    virtual void beginStagedBlock(StagedTile const& tile, std::size_t block);
+    /// Elements `which` of `held` (all in one block) written to their places in `tile`'s staging
+    /// buffer, converted to the type of tensor `memory`.
+    virtual void writeStaged(StagedTile const& tile, Held<Register> const& held,
+                             std::vector<std::size_t> const& which, Id memory);
+    /// After every workitem wrote block `block`: the block copied to tensor `memory`.
+    virtual void endStagedBlock(StagedTile const& tile, std::size_t block, Id memory);
 
     // What a target may decide otherwise (each has a default).
     /// Before the loop over tiles, what the target sets up once for all of them in `body`

@@ -68,12 +68,19 @@ std::optional<TensorGeometry> tensorGeometry(KernelGraph const& graph, std::stri
         auto const& user = graph.coordinates.node(d);
         if (user.kind != DimensionKind::User || user.name != name)
             continue;
-        for (Id e : graph.coordinates.outgoing(d)) {
-            if (graph.coordinates.edge(e).kind != CoordinateEdgeKind::Split)
+        // A loaded tensor splits into its axes; a stored one is the Join of them.
+        std::vector<Id> edges = graph.coordinates.outgoing(d);
+        for (Id e : graph.coordinates.incoming(d))
+            edges.push_back(e);
+        for (Id e : edges) {
+            auto const kind = graph.coordinates.edge(e).kind;
+            bool const split = kind == CoordinateEdgeKind::Split;
+            if (!split && kind != CoordinateEdgeKind::Join)
                 continue;
-            // Axis 0 outermost, as the Split lists them; the driver wants the innermost first.
+            // Axis 0 outermost, as the Split (Join) lists them; the driver wants the innermost
+            // first.
             TensorGeometry g;
-            auto axes = graph.coordinates.heads(e);
+            auto axes = split ? graph.coordinates.heads(e) : graph.coordinates.tails(e);
             std::reverse(axes.begin(), axes.end());
             for (Id a : axes) {
                 auto const& axis = graph.coordinates.node(a);

@@ -42,10 +42,11 @@ struct CodegenOptions {
 /// (1: each workgroup loops over output tiles, KernelWalker::forEachTile; the manifest declares
 /// the persistent grid, PersistentGrid.h); ONLINE (1: a softmax's row max and sum of
 /// exp(x - max) in one pass, OnlineSoftmax.h); CLUSTER_M and CLUSTER_N (thread-block clusters
-/// whose shared operand the copy engine multicasts, Clusters.h).
-inline constexpr char const* kCodegenParameters[] = {"MIN_BLOCKS",      "STAGES",    "TMA",
-                                                     "WARP_SPECIALIZE", "GROUP_M",   "PERSISTENT",
-                                                     "ONLINE",          "CLUSTER_M", "CLUSTER_N"};
+/// whose shared operand the copy engine multicasts, Clusters.h); EPILOGUE (1: the result staged
+/// in shared memory and stored by the copy engine, StagedEpilogue.h).
+inline constexpr char const* kCodegenParameters[] = {
+    "MIN_BLOCKS", "STAGES", "TMA",       "WARP_SPECIALIZE", "GROUP_M",
+    "PERSISTENT", "ONLINE", "CLUSTER_M", "CLUSTER_N",       "EPILOGUE"};
 
 /// GROUP_M, at most: rows of tiles in one group of the grouped order.
 inline constexpr std::int64_t kMaxGroupM = 1024;

@@ -564,6 +564,17 @@ runtime::Expected<DeviceRunResult> DeviceProblem::run(runtime::Kernel const& ker
         return result;
     for (int i = 0; i < options.warmup; ++i)
         stream.launch(kernel, config, arguments);
+    if (options.warmupSeconds > 0) { // rounds of 8 launches until the time has passed
+        auto const warming = std::chrono::steady_clock::now();
+        auto const until = warming + std::chrono::duration<double>(options.warmupSeconds);
+        // Bounded by the time (each round waits for its launches) and by a count of rounds
+        // that a launch of a microsecond would need.
+        for (int round = 0; round < 1 << 20 && std::chrono::steady_clock::now() < until; ++round) {
+            for (int i = 0; i < 8; ++i)
+                stream.launch(kernel, config, arguments);
+            KILN_RETURN_IF_ERROR(stream.synchronize());
+        }
+    }
     // Timed in rounds: each round queues its samples and waits once. A sample is one launch
     // between its own pair of events, after a write of the L2 buffer; or, for a short kernel,
     // a replayed command buffer of many launches (below).

@@ -202,7 +202,8 @@ struct MeasuredEvaluator::Worker {
 
 MeasuredEvaluator::MeasuredEvaluator(MeasuredOptions options, std::string artifacts)
     : options_(std::move(options))
-    , artifacts_(std::move(artifacts)) {
+    , artifacts_(std::move(artifacts))
+    , warmupSeconds_(options_.warmupSeconds) {
     if (options_.compile.argv.empty() || options_.workerArgv.empty())
         fail("the measured evaluator needs a compile and a worker program");
     if (options_.devices.empty())
@@ -285,6 +286,7 @@ void MeasuredEvaluator::evaluate(std::vector<Candidate> const& batch, OnEvaluate
                 request["params"] = batch[i].params;
                 request["artifact"] = artifactOf(i);
                 request["warmup"] = options_.warmup;
+                request["warmup_seconds"] = warmupSeconds_.load();
                 request["repetitions"] = options_.repetitions;
                 request["max_repetitions"] = options_.maxRepetitions;
                 request["precision"] = options_.precision;

@@ -26,6 +26,7 @@ void addRun(CLI::App& app) {
         std::string command, pipeline, target;
         std::vector<std::string> params, sizes;
         int repetitions = 0, device = 0;
+        double warmupSeconds = 0.25;
         bool specialize = false;
     };
     auto o = std::make_shared<Options>();
@@ -37,6 +38,11 @@ void addRun(CLI::App& app) {
     sub->add_option("--target", o->target, "Target of the emitted code (default: the device's)");
     sub->add_option("--size", o->sizes, "Problem size or scalar, NAME=VALUE (repeatable)");
     sub->add_option("--repetitions", o->repetitions, "Timed launches (0: check only)");
+    sub->add_option("--warmup-seconds", o->warmupSeconds,
+                    "Untimed launches for at least this long before timing, at the clocks the "
+                    "GPU holds under sustained load (as kiln tune times its finalists)")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 60.0));
     sub->add_option("--device", o->device, "Device ordinal")->capture_default_str();
     sub->add_flag("--specialize", o->specialize,
                   "Emit the kernel for these sizes only, as `kiln tune --specialize` does");
@@ -63,8 +69,9 @@ void addRun(CLI::App& app) {
             options.sizes = sizesOf(command, problem);
         auto const [lowered, kernel] = lowering::compileCommand(command, pipeline, options);
         KernelGraph const& graph = lowered.graph;
-        auto result = scheduler::runOnDevice(device.value(), command, problem, graph, kernel,
-                                             {.repetitions = o->repetitions});
+        auto result = scheduler::runOnDevice(
+            device.value(), command, problem, graph, kernel,
+            {.warmupSeconds = o->warmupSeconds, .repetitions = o->repetitions});
         if (!result)
             fail("{}", result.error().message());
         auto const& r = result.value();

@@ -344,6 +344,7 @@ nlohmann::json measureOnDevice(nlohmann::json const& request, OnDevice& state) {
     scheduler::DeviceRunOptions const options{
         .seed = 7,
         .warmup = request.value("warmup", 3),
+        .warmupSeconds = request.value("warmup_seconds", 0.0),
         .repetitions = std::max(request.value("repetitions", 10), 1),
         .maxRepetitions = request.value("max_repetitions", 0),
         .precision = request.value("precision", 0.01),

@@ -39,6 +39,11 @@ constexpr double kLoadedLatencyFactor = 4;
 /// 0.94x, those with 32-byte runs 0.73-0.75x (2026-11-26-h100-reduction.md, -floors.md).
 constexpr double kFullRateRunBytes = 1024;
 constexpr double kLossPerHalving = 0.035;
+/// What a pass over rows that an earlier pass of the same kernel read costs, as a share of a
+/// read from DRAM (L2 still holds most of them): on the H100, softmax of 8192 x 8192 f16 took
+/// 141 us in three passes and 106 us in two (ONLINE=1), 35 us for 128 MB more, about half of
+/// the 46 us that reading them from DRAM takes (2026-11-26-h100-floors.md).
+constexpr double kRepassShare = 0.5;
 
 double factOr(arch::Arch const& a, std::string_view name, double fallback) {
     auto v = a.fact(name);
@@ -446,6 +451,26 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
     double const accessBytes =
         reduction && !cooperative ? std::max(kSectorBytes, bytesPerValue) : bytesPerValue;
     e.dramBytes = (reduction ? double(p.m * p.n) * accessBytes : p.readBytes) + p.writtenBytes;
+    // A normalization goes over its rows once per Reduce, and once more to write a result of
+    // the input's shape: softmax 3 (2 with ONLINE=1, which fuses its max and its sum), layer
+    // norm 3, RMS norm 2, a row sum 1. Rows of one step (N <= LANES x VEC x UNROLL) are read
+    // once and held, in a kernel made for the problem's sizes (kiln tune --specialize), which
+    // the model assumes.
+    double passes = 1;
+    if (reduction) {
+        double const reduces = double(std::count_if(
+            p.operations.begin(), p.operations.end(),
+            [](std::string const& op) { return op.starts_with("Reduce "); }));
+        bool const writesRows =
+            p.writtenBytes >= double(p.m * p.n) * sizeInBytes(p.outputType) && p.n > 1;
+        passes = std::max(1.0, reduces + (writesRows ? 1 : 0));
+        if (param(params, "ONLINE", 0) == 1 && passes >= 3)
+            passes -= 1;
+        double const held = cooperative ? lanes * vec : 0; // VEC x UNROLL a workitem
+        if (double(p.n) <= held)
+            passes = 1;
+    }
+    double const repassBytes = (passes - 1) * double(p.m * p.n) * bytesPerValue * kRepassShare;
     // A row (a part of one, split) shorter than a step of its workitems (LANES x VEC elements)
     // leaves some of them without an element to read.
     double const step = lanes * vec;
@@ -470,7 +495,8 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
         runs =
             std::max(0.5, 1 - kLossPerHalving * std::max(0.0, std::log2(kFullRateRunBytes / run)));
     }
-    e.memoryUs = e.dramBytes / (mc.bandwidth * e.latencyHiding * busy * runs) * 1e6;
+    e.memoryUs =
+        (e.dramBytes + repassBytes) / (mc.bandwidth * e.latencyHiding * busy * runs) * 1e6;
     e.computeUs = p.flops() / (factOr(a, "peak_fp32_gflops", 1000) * 1e9 * busy) * 1e6;
     e.microseconds = std::max(e.memoryUs, e.computeUs) + kLaunchMicroseconds;
     return e;

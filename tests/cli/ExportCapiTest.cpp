@@ -1,7 +1,9 @@
-// The C ABI kiln export writes (ExportCapi.h), for the GEMM made by hand (ExportedGemm.h): its
-// header and source compared with tests/golden/export/ (KILN_UPDATE_GOLDEN=1 rewrites them;
-// review the diff), the C type of each kind of argument, and what it refuses. export-capi.sh
-// compiles the golden source with -Werror, and builds and calls the library of a real export.
+// The C ABI kiln export writes (ExportCapi.h), for the GEMM made by hand (ExportedGemm.h), for
+// sm_90a over the CUDA driver and for gfx942 over the HIP runtime: its header and source compared
+// with tests/golden/export/ (KILN_UPDATE_GOLDEN=1 rewrites them; review the diff), the C type of
+// each kind of argument, an AMD kernel's arguments laid out as its code object says, and what it
+// refuses. export-capi.sh compiles the CUDA golden source with -Werror, and builds and calls the
+// library of a real export; ExportCapiHipTest.cpp does so for the AMD one over a fake HIP.
 #include "ExportCapi.h"
 
 #include "../GoldenFile.h"
@@ -12,6 +14,8 @@
 
 using namespace kiln;
 using namespace kiln::cli;
+using kiln::test::exportedAmdGemm;
+using kiln::test::exportedCodeObject;
 using kiln::test::exportedGemm;
 using kiln::test::exportedParameter;
 using kiln::test::exportedTmaGemm;
@@ -26,6 +30,15 @@ CapiOptions gemmOptions() {
             .tensors = {{"A", {.layout = "[M, K], row-major", .written = false}},
                         {"B", {.layout = "[K, N], row-major", .written = false}},
                         {"D", {.layout = "[M, N], row-major", .written = true}}}};
+}
+
+// The same for gfx942, named gemm_amd (so that its golden files stand beside the CUDA ones),
+// with `codeObject`.
+CapiOptions amdOptions(std::string const& codeObject) {
+    CapiOptions options = gemmOptions();
+    options.name = "gemm_amd";
+    options.codeObject = &codeObject;
+    return options;
 }
 
 bool contains(std::string const& text, std::string const& part) {
@@ -95,15 +108,6 @@ TEST(ExportCapi, RefusesWhatItCannotDeclare) {
     CapiOptions badName = gemmOptions();
     badName.name = "not a name";
     EXPECT_THROW(generateCapiSource(exportedGemm(), badName), UserError);
-    k = exportedGemm();
-    k.target = "gfx942";
-    try {
-        generateCapiSource(k, gemmOptions());
-        ADD_FAILURE() << "an AMD kernel got a C ABI";
-    } catch (UserError const& e) {
-        EXPECT_EQ(e.message(), "kiln export writes a C ABI for CUDA targets only; gfx942 has "
-                               "none yet");
-    }
 }
 
 // NAME_launch takes the same arguments as for a kernel without TMA; it makes the tensor maps
@@ -152,4 +156,98 @@ TEST(ExportCapi, ATensorMapItCannotEncodeIsRefused) {
     k = exportedTmaGemm();
     k.parameters.back().tensorMap->sizes = {"N", "Q"};
     EXPECT_THROW(generateCapiSource(k, gemmOptions()), UserError);
+}
+
+// The GEMM for gfx942: the launcher over the HIP runtime, its code object embedded, its
+// arguments packed where the code object's metadata puts them.
+TEST(ExportCapi, AmdGemmHeaderAndSource) {
+    std::string const codeObject = exportedCodeObject(exportedAmdGemm());
+    kiln::test::expectGoldenFile("tests/golden/export/gemm_amd_capi.h",
+                                 generateCapiHeader(exportedAmdGemm(), amdOptions(codeObject)));
+    kiln::test::expectGoldenFile("tests/golden/export/gemm_amd_capi.c",
+                                 generateCapiSource(exportedAmdGemm(), amdOptions(codeObject)));
+}
+
+// NAME_launch is the same function for both drivers: the same signature, the same size checks
+// (with the runtime's code), the same grid; only the pointers' type and the launcher differ.
+TEST(ExportCapi, BothDriversTakeTheSameArguments) {
+    std::string const codeObject = exportedCodeObject(exportedAmdGemm());
+    std::string const amd = generateCapiHeader(exportedAmdGemm(), amdOptions(codeObject));
+    std::string const cuda = generateCapiHeader(exportedGemm(), gemmOptions());
+    std::string const declaration = "_launch(void* stream, const void* A, const void* B, void* D, "
+                                    "int64_t M, int64_t K, int64_t N);";
+    EXPECT_TRUE(contains(amd, "int gemm_amd" + declaration)) << amd;
+    EXPECT_TRUE(contains(cuda, "int gemm" + declaration)) << cuda;
+    std::string const source = generateCapiSource(exportedAmdGemm(), amdOptions(codeObject));
+    EXPECT_TRUE(contains(source, "return kiln_fail(hipErrorInvalidValue, \"gemm_amd_launch: size "
+                                 "K is %lld; a size is 0 or more\","))
+        << source;
+    EXPECT_TRUE(contains(source, "const int64_t kiln_grid[3] = {ceildiv(M, 64), ceildiv(N, 64), "
+                                 "1};"))
+        << source;
+    EXPECT_TRUE(contains(source, "hipDeviceptr_t kiln_A = (hipDeviceptr_t)(uintptr_t)A;"))
+        << source;
+    EXPECT_FALSE(contains(source, "CUresult")) << source;
+}
+
+// The layout is the code object's: a scalar of 4 bytes and one of 2 after the sizes, the end of
+// the last one the bytes packed, whatever the hidden arguments after them.
+TEST(ExportCapi, AnAmdKernelPacksItsArgumentsWhereItsCodeObjectSays) {
+    lowering::EmittedKernel k = exportedAmdGemm();
+    k.parameters.push_back(exportedParameter("alpha", "f32", false, 48, "scalar alpha"));
+    k.parameters.back().size = 4;
+    k.parameters.push_back(exportedParameter("beta", "f16", false, 52, "scalar beta"));
+    k.parameters.back().size = 2;
+    std::string const codeObject = exportedCodeObject(k);
+    std::string const source = generateCapiSource(k, amdOptions(codeObject));
+    EXPECT_TRUE(contains(source, "#define KILN_ARGUMENTS 8\n#define KILN_KERNARG_BYTES 54\n"))
+        << source;
+    EXPECT_TRUE(contains(source, "    {40u, 8u}, /* N */\n    {48u, 4u}, /* alpha */\n    {52u, "
+                                 "2u}, /* beta */\n};"))
+        << source;
+    EXPECT_TRUE(contains(source, "void* kiln_arguments[] = {&kiln_A, &kiln_B, &kiln_D, &M, &K, "
+                                 "&N, &alpha, &beta};"))
+        << source;
+}
+
+// A persistent kernel asks HIP for the device's compute units, as the CUDA one asks the driver.
+TEST(ExportCapi, APersistentAmdKernelAsksTheDeviceForItsComputeUnits) {
+    lowering::EmittedKernel k = exportedAmdGemm();
+    k.workgroupsPerMultiprocessor = 2;
+    std::string const codeObject = exportedCodeObject(k);
+    std::string const source = generateCapiSource(k, amdOptions(codeObject));
+    EXPECT_TRUE(contains(source, "return kiln_launch(stream, kiln_grid, 2u, kiln_arguments);"))
+        << source;
+    EXPECT_TRUE(contains(source, "hipDeviceAttributeMultiprocessorCount, device")) << source;
+}
+
+// An AMD kernel needs its code object; a tensor map is the CUDA driver's; a code object whose
+// metadata disagrees with the manifest is a bug in Kiln, which made both.
+TEST(ExportCapi, WhatAnAmdKernelsCApiRefuses) {
+    try {
+        generateCapiSource(exportedAmdGemm(), gemmOptions());
+        ADD_FAILURE() << "an AMD kernel got a C ABI without its code object";
+    } catch (UserError const& e) {
+        EXPECT_EQ(e.message(), "the C ABI of an AMD kernel embeds its code object; kiln_gemm for "
+                               "gfx942 has none");
+    }
+    lowering::EmittedKernel mapped = exportedTmaGemm();
+    mapped.target = "gfx942";
+    std::string const mappedCode = exportedCodeObject(mapped);
+    EXPECT_THROW(generateCapiHeader(mapped, amdOptions(mappedCode)), UserError);
+
+    lowering::EmittedKernel moved = exportedAmdGemm();
+    moved.parameters[5].offset = 48; // N, where the manifest below does not have it
+    std::string const movedCode = exportedCodeObject(moved);
+    try {
+        generateCapiSource(exportedAmdGemm(), amdOptions(movedCode));
+        ADD_FAILURE() << "a code object that disagrees with the manifest was exported";
+    } catch (InternalError const& e) {
+        EXPECT_TRUE(contains(e.what(), "the C ABI of kiln_gemm for gfx942: kernel 'kiln_gemm': "
+                                       "parameter 5 'N' is 8 bytes at offset 40 in the manifest "
+                                       "but 8 bytes at offset 48 in the code object's metadata"))
+            << e.what();
+    }
+    std::string const notElf = "not a code object";
+    EXPECT_THROW(generateCapiSource(exportedAmdGemm(), amdOptions(notElf)), InternalError);
 }

@@ -1,8 +1,12 @@
 // ExportedGemm.h: the GEMM kernel the export tests write launchers for, made by hand so that
-// the golden files do not change with code generation.
+// the golden files do not change with code generation; and, for an AMD target, its code object,
+// made by hand too, so that they do not change with the assembler either.
 #pragma once
 
+#include "../runtime/HandMadeCodeObject.h"
 #include "kiln/lowering/Codegen.h"
+
+#include <algorithm>
 
 namespace kiln::test {
 
@@ -56,6 +60,48 @@ inline lowering::EmittedKernel exportedTmaGemm() {
     k.parameters.push_back(map("A_tma", "A", 128, {"K", "M"}, "K", 64));
     k.parameters.push_back(map("B_tma", "B", 64, {"N", "K"}, "N", 192));
     return k;
+}
+
+/// The GEMM for gfx942 (its code is only named: the code object below stands for it).
+inline lowering::EmittedKernel exportedAmdGemm() {
+    lowering::EmittedKernel k = exportedGemm();
+    k.target = "gfx942";
+    k.code = "// the AMDGCN assembly of kiln_gemm\n";
+    return k;
+}
+
+/// A gfx942 code object of `k` as an assembler writes its metadata: the kernel's explicit
+/// arguments are `k`'s parameters, at their offsets and sizes, and HIP's hidden arguments follow
+/// them (the block counts, 8-byte aligned). A second note holds the kernel's symbol names as an
+/// ELF string table does, "\0kiln_gemm\0kiln_gemm.kd\0", where the fake HIP runtime finds
+/// kernels by name; the code object reader skips it.
+inline std::string exportedCodeObject(lowering::EmittedKernel const& k) {
+    using runtime::test::Pack;
+    std::size_t end = 0;
+    for (auto const& p : k.parameters)
+        end = std::max(end, p.offset + p.size);
+    std::size_t const hidden = (end + 7) / 8 * 8;
+    Pack p;
+    p.map(3);
+    p.text("amdhsa.version").array(2).number(1).number(2);
+    p.entry("amdhsa.target", "amdgcn-amd-amdhsa--" + k.target);
+    p.text("amdhsa.kernels").array(1).map(5);
+    p.entry(".name", k.entry).entry(".symbol", k.entry + ".kd");
+    p.entry(".kernarg_segment_size", hidden + 12).entry(".wavefront_size", 64);
+    p.text(".args").array(k.parameters.size() + 3);
+    for (auto const& parameter : k.parameters) {
+        p.map(4).entry(".name", parameter.name).entry(".offset", parameter.offset);
+        p.entry(".size", parameter.size);
+        p.entry(".value_kind", parameter.pointer ? "global_buffer" : "by_value");
+    }
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+        p.map(3).entry(".offset", hidden + 4 * axis).entry(".size", 4);
+        p.entry(".value_kind", std::string("hidden_block_count_") + "xyz"[axis]);
+    }
+    std::string const symbols = std::string(1, '\0') + k.entry + '\0' + k.entry + ".kd" + '\0';
+    return runtime::test::codeObject(runtime::test::metadataNote(p.bytes()) +
+                                         runtime::test::note("kiln", 1, symbols),
+                                     0x4c); // EF_AMDGPU_MACH_AMDGCN_GFX942
 }
 
 } // namespace kiln::test

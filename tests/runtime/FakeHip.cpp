@@ -70,6 +70,7 @@ struct FakeGraphExec {
 struct FakeStream {
     FakeGraph* capture = nullptr; // the graph it records into, while in capture mode
     bool invalidated = false;     // a call that cannot be recorded spoiled the capture
+    int device = 0;               // the device current where it was made
 };
 
 std::set<void*>& allocations() {
@@ -394,7 +395,16 @@ int hipMemsetD32Async(void* dst, int value, std::size_t count, void* stream) {
 int hipStreamCreateWithFlags(void** stream, unsigned flags) {
     called("hipStreamCreateWithFlags");
     state().streamFlags.push_back(flags);
-    *stream = new FakeStream();
+    auto* fake = new FakeStream();
+    fake->device = currentDevice();
+    *stream = fake;
+    return kSuccess;
+}
+
+/// The stream's device; the current one for the null stream.
+int hipStreamGetDevice(void* stream, int* device) {
+    called("hipStreamGetDevice");
+    *device = stream ? static_cast<FakeStream*>(stream)->device : currentDevice();
     return kSuccess;
 }
 
@@ -583,6 +593,7 @@ int hipModuleLaunchKernel(void* function, unsigned gridX, unsigned gridY, unsign
     launch.block[1] = blockY;
     launch.block[2] = blockZ;
     launch.sharedBytes = sharedBytes;
+    launch.device = currentDevice();
     launch.kernelParams = kernelParams != nullptr;
     if (extra) {
         if (extra[0] != reinterpret_cast<void*>(0x01) ||

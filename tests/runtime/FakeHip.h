@@ -3,13 +3,14 @@
 //
 // FakeHip.cpp is built as a shared library that exports the HIP entry points Kiln's HIP platform
 // resolves, so loadPlatform("hip", {.driverLibrary = KILN_FAKE_HIP_LIBRARY}) runs the platform's
-// real code against it. Device memory (and page-locked host memory) is host memory, so copies
-// really copy; a launch runs nothing but records its shape and the packed argument buffer. A
-// stream in capture mode records its work into a graph instead of doing it, and a replay of the
-// instantiated graph does it then; as in HIP, a call that cannot be recorded (a synchronous copy,
-// an allocation, a synchronize) fails while this thread captures and spoils the capture. A test
-// reaches the one state of the process through fakeHip(), which dlopens the same library the
-// platform loads.
+// real code against it, and those the C ABI of `kiln export` calls (hipStreamGetDevice besides;
+// tests/cli/ExportCapiHipTest.cpp loads that over it through KILN_HIP_RUNTIME). Device memory
+// (and page-locked host memory) is host memory, so copies really copy; a launch runs nothing but
+// records its shape and the packed argument buffer. A stream in capture mode records its work
+// into a graph instead of doing it, and a replay of the instantiated graph does it then; as in
+// HIP, a call that cannot be recorded (a synchronous copy, an allocation, a synchronize) fails
+// while this thread captures and spoils the capture. A test reaches the one state of the process
+// through fakeHip(), which dlopens the same library the platform loads.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +27,7 @@ struct FakeHipLaunch {
     unsigned grid[3] = {};
     unsigned block[3] = {};
     unsigned sharedBytes = 0;
+    int device = 0;                       ///< the calling thread's current device
     std::vector<unsigned char> arguments; ///< the `extra` buffer (HIP_LAUNCH_PARAM_BUFFER_POINTER)
     std::size_t argumentBytes = 0;        ///< its size (HIP_LAUNCH_PARAM_BUFFER_SIZE)
     bool kernelParams = false;            ///< whether `kernelParams` was given instead

@@ -3,11 +3,12 @@
 // Writes a schedule point's kernel (DIR/NAME.ptx, DIR/NAME.cubin where ptxas exists; for AMD
 // targets the assembly DIR/NAME.s and its code object DIR/NAME.hsaco), its manifest
 // (DIR/NAME.manifest.json, whose "checked" says how the point was checked) and the C++ header
-// DIR/NAME.h that embeds the code with a typed launch function; for CUDA targets also the C ABI
-// DIR/NAME_capi.h and DIR/NAME_capi.c, and with --shared-library DIR/libNAME.so built from it. With
-// --db the point is the database's winner for the key (the only key of the target, or --key),
-// checked as its record says, for the key's target when --target is not given; with --params it is
-// unchecked, and without --target for arch-db's first default target.
+// DIR/NAME.h that embeds the code with a typed launch function; the C ABI DIR/NAME_capi.h and
+// DIR/NAME_capi.c (over the CUDA driver or the HIP runtime), and with --shared-library
+// DIR/libNAME.so built from it. With --db the point is the database's winner for the key (the
+// only key of the target, or --key), checked as its record says, for the key's target when
+// --target is not given; with --params it is unchecked, and without --target for arch-db's first
+// default target.
 #include "Export.h"
 
 #include "ExportCapi.h"
@@ -132,9 +133,6 @@ ExportedFiles exportKernel(ExportRequest const& request) {
                                 __FILE__, __LINE__);
         codeObject = std::move(code).value();
     }
-    if (request.sharedLibrary && amd)
-        fail("--shared-library: the C ABI covers CUDA targets only; {} has none yet",
-             request.target);
     std::optional<std::string> cubin;
     if (!amd && runtime::findPtxas().ok()) {
         auto assembled = runtime::assemblePtx(kernel.code, request.target);
@@ -155,6 +153,7 @@ ExportedFiles exportKernel(ExportRequest const& request) {
                            .origin = request.origin,
                            .checked = request.checked,
                            .cubin = cubin ? &*cubin : nullptr,
+                           .codeObject = codeObject ? &*codeObject : nullptr,
                            .tensors = capiTensors(*request.command)};
 
     std::error_code ec;
@@ -177,12 +176,10 @@ ExportedFiles exportKernel(ExportRequest const& request) {
         std::ofstream(files.binary, std::ios::binary)
             .write(cubin->data(), static_cast<std::streamsize>(cubin->size()));
     }
-    if (!amd) {
-        files.capiHeader = stem + "_capi.h";
-        files.capiSource = stem + "_capi.c";
-        writeFile(files.capiHeader, generateCapiHeader(kernel, capi));
-        writeFile(files.capiSource, generateCapiSource(kernel, capi));
-    }
+    files.capiHeader = stem + "_capi.h";
+    files.capiSource = stem + "_capi.c";
+    writeFile(files.capiHeader, generateCapiHeader(kernel, capi));
+    writeFile(files.capiSource, generateCapiSource(kernel, capi));
     if (request.sharedLibrary) {
         files.sharedLibrary =
             (std::filesystem::path(request.folder) / ("lib" + name + ".so")).string();

@@ -3,11 +3,11 @@
 // For one schedule point: the kernel's code (PTX, and the cubin where ptxas exists), its
 // manifest, and a generated C++ header that embeds both and declares a typed launch function
 // taking the problem sizes by name (ExportHeader.h), so that an application needs only the
-// header and the installed Kiln runtime library (find_package(kiln), target kiln::runtime). For
-// CUDA targets also a C ABI (ExportCapi.h: NAME_capi.h and NAME_capi.c, which need neither Kiln
-// nor the CUDA toolkit), and on request the shared library libNAME.so built from it with the
-// system's C compiler, for any language that calls C. `kiln export` and the end of `kiln tune`
-// use it.
+// header and the installed Kiln runtime library (find_package(kiln), target kiln::runtime). Also
+// a C ABI (ExportCapi.h: NAME_capi.h and NAME_capi.c, over the CUDA driver or the HIP runtime,
+// which need neither Kiln nor the vendor's toolkit), and on request the shared library
+// libNAME.so built from it with the system's C compiler, for any language that calls C. `kiln
+// export` and the end of `kiln tune` use it.
 #pragma once
 
 #include "kiln/graph/Command.h"
@@ -32,7 +32,7 @@ struct ExportRequest {
     /// How the point's result was checked (CheckProvenance.h's checkedBy), for the manifest's
     /// "checked" and the header's comment.
     std::string checked = "unchecked (schedule given by --params)";
-    /// Also build libNAME.so from the C ABI's source, with $CC (else cc); CUDA targets only.
+    /// Also build libNAME.so from the C ABI's source, with $CC (else cc).
     bool sharedLibrary = false;
 };
 
@@ -42,7 +42,7 @@ struct ExportedFiles {
     std::string binary;   ///< NAME.cubin (empty when there is no ptxas), or NAME.hsaco
     std::string manifest; ///< NAME.manifest.json
     std::string header;   ///< NAME.h
-    std::string capiHeader, capiSource; ///< NAME_capi.h and NAME_capi.c (CUDA targets)
+    std::string capiHeader, capiSource; ///< NAME_capi.h and NAME_capi.c
     std::string sharedLibrary;          ///< libNAME.so, when asked for
 };
 

@@ -8,14 +8,18 @@
 // A tensor is a device pointer (`const void*` when the Command only reads it), a size or a
 // scalar its integer or floating-point type (an f16 or bf16 scalar its 16 bits as uint16_t).
 // The launch computes the grid from the sizes (ExportInterface.h: the formula the C++ header
-// computes too) and returns 0 or a CUresult, NAME_error() saying why. The source is C11 and
-// needs only libc: it embeds the kernel (the cubin, or the PTX where no ptxas ran) and loads the
-// CUDA driver with dlopen when first called (libcuda.so.1, or $KILN_CUDA_DRIVER), so a library
-// built from it loads on a machine without a GPU and links without the CUDA toolkit. The
-// arguments are the Command's, not the kernel's: a kernel that later takes tensor maps builds
-// them in NAME_launch from the same pointers and sizes. C rather than C++: any C compiler builds
-// it, and the library needs no C++ runtime in the process that loads it (Python, Julia, Rust).
-// CUDA targets only; an AMD kernel has no C ABI yet.
+// computes too) and returns 0 or the driver's error code, NAME_error() saying why. The source is
+// C11 and needs only libc: it embeds the kernel and loads its target's driver with dlopen when
+// first called, so a library built from it loads on a machine without a GPU and links without
+// the vendor's toolkit. For an NVIDIA target that is the CUDA driver (libcuda.so.1, or
+// $KILN_CUDA_DRIVER) and the cubin, or the PTX where no ptxas ran; for an AMD target the HIP
+// runtime (libamdhip64.so, or $KILN_HIP_RUNTIME) and the code object, its arguments packed as
+// the code object's metadata lays out the kernarg segment. Both are one generator over a small
+// per-driver part (ExportCapiDriver.h), so the signature, the size checks and the grid are the
+// same. The arguments are the Command's, not the kernel's: a kernel that takes tensor maps
+// builds them in NAME_launch from the same pointers and sizes. C rather than C++: any C compiler
+// builds it, and the library needs no C++ runtime in the process that loads it (Python, Julia,
+// Rust).
 #pragma once
 
 #include "kiln/lowering/Codegen.h"
@@ -39,15 +43,20 @@ struct CapiOptions {
     /// The cubin ptxas made of the kernel's PTX, embedded instead of the PTX; null: the PTX,
     /// which the driver compiles when the kernel is first launched.
     std::string const* cubin = nullptr;
+    /// An AMD kernel's code object, which its C ABI embeds and whose metadata lays out its
+    /// arguments; required for an AMD target.
+    std::string const* codeObject = nullptr;
     /// The Command's tensors by name; a tensor not here is declared `void*`.
     std::map<std::string, CapiTensor> tensors;
 };
 
 /// NAME_capi.h: the declarations of NAME_launch and NAME_error, with what each argument is. A
-/// UserError for an AMD kernel, a name that is no C identifier, or a parameter called `stream`.
+/// UserError for a name that is no C identifier, a parameter called `stream`, or an AMD kernel
+/// without its code object.
 std::string generateCapiHeader(lowering::EmittedKernel const& kernel, CapiOptions const& options);
 
-/// NAME_capi.c: the kernel's code and the launcher over the CUDA driver; includes NAME_capi.h.
+/// NAME_capi.c: the kernel's code and the launcher over its target's driver (the CUDA driver,
+/// the HIP runtime); includes NAME_capi.h.
 std::string generateCapiSource(lowering::EmittedKernel const& kernel, CapiOptions const& options);
 
 } // namespace kiln::cli

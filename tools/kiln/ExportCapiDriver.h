@@ -31,9 +31,11 @@ struct CapiDriver {
     // NAME_capi.h
     /// What the library needs at run time, after the build command: " * It needs ...\n".
     std::string needs;
-    /// Where a launch runs, after "Enqueues ENTRY ": "on `stream`, a CUstream, in ...,".
+    /// Where a launch runs, after "Enqueues ENTRY " and before " with (GRID) workgroups":
+    /// "on `stream`, a CUstream, in ...,". Ending in "\n *" starts the grid on a line of its own.
     std::string where;
-    /// The failures, after "otherwise ": "a CUresult, and NAME_error() says why: ...".
+    /// The failures, after "otherwise " and before " A failure of the kernel itself...": "a
+    /// CUresult, and NAME_error() says why: ...". Ending in "\n *" breaks the line there.
     std::string failures;
     /// What is loaded where, after "Thread-safe; ": "the kernel is loaded once into ...".
     std::string loaded;

@@ -18,15 +18,12 @@ void assign(F& out, void* address) {
     std::memcpy(&out, &address, sizeof(void*));
 }
 
-/// Where ROCm puts the runtime, in the order tried: the development link, the sonames of ROCm 7,
-/// 6 and 5 (a runtime-only install has no unversioned link), then the ROCm tree itself, which
-/// is not always on the loader's path.
+/// Where ROCm puts the runtime, in the order tried (kHipRuntimeNames).
 std::vector<std::string> defaultLibraries() {
-    std::vector<std::string> names = {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6",
-                                      "libamdhip64.so.5"};
+    std::vector<std::string> names(kHipRuntimeNames.begin(), kHipRuntimeNames.end());
     if (char const* rocm = std::getenv("ROCM_PATH"); rocm && *rocm)
         names.push_back(std::string(rocm) + "/lib/libamdhip64.so");
-    names.emplace_back("/opt/rocm/lib/libamdhip64.so");
+    names.emplace_back(kHipRuntimeInRocmTree);
     return names;
 }
 

@@ -12,6 +12,7 @@
 
 #include "kiln/runtime/Status.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -162,6 +163,16 @@ struct HipFunctions {
     /// taken where hipGetDevicePropertiesR0600 is missing.
     HipError (*hipGetDevicePropertiesR0000)(void* properties, int ordinal) = nullptr;
 };
+
+/// The names HipRuntime::load tries first, in order, where it is given no library and
+/// $KILN_HIP_RUNTIME names none: the development link, then the sonames of ROCm 7, 6 and 5 (a
+/// runtime-only install has no unversioned link); after them $ROCM_PATH/lib/libamdhip64.so and
+/// kHipRuntimeInRocmTree, which are not always on the loader's path. The C ABI `kiln export`
+/// writes for AMD targets tries the same.
+inline constexpr std::array<char const*, 4> kHipRuntimeNames = {
+    "libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"};
+/// The runtime in ROCm's default tree, tried last.
+inline constexpr char const* kHipRuntimeInRocmTree = "/opt/rocm/lib/libamdhip64.so";
 
 /// A loaded HIP runtime: its library, its entry points and its version.
 class HipRuntime {

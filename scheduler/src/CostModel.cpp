@@ -1,5 +1,7 @@
 #include "kiln/scheduler/CostModel.h"
 
+#include "kiln/lowering/StagedEpilogue.h"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -224,6 +226,12 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
                             std::fmod(mtN, 64) == 0 && mtN <= 256;
     double const ttM = double(param(params, "TT_M", 0)), ttN = double(param(params, "TT_N", 0));
     bool const registerTiles = !warpTiles && ttM > 0 && ttN > 0;
+    // EPILOGUE=1 (StagedEpilogue.h): the result staged in shared memory and stored by the copy
+    // engine, where the code generator does it (TMA=1 on warpgroups, a 16-bit result).
+    bool const stagedResult = warpgroups && param(params, "EPILOGUE", 0) == 1 &&
+                              param(params, "TMA", 0) == 1 &&
+                              (p.outputType == DataType::F16 || p.outputType == DataType::BF16) &&
+                              std::fmod(mtN, double(lowering::kStagedBlockColumns)) == 0;
     CostEstimate e;
     e.threads = static_cast<int>(
         warpTiles ? ceilDiv(mtM, wtM) * ceilDiv(mtN, wtN) * mc.wave
@@ -242,8 +250,10 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
                            : std::numeric_limits<double>::infinity();
     double const spilled = used.registers ? 0 : std::max(0.0, wanted - cap);
     e.registers = used.registers.value_or(static_cast<int>(std::min(wanted, cap)));
+    // The staging buffers after the pipeline's copies and mbarriers, 1024-byte aligned.
     e.sharedBytes = used.sharedBytes.value_or(
-        static_cast<std::int64_t>(std::max(stages, 0.0) * (mtM * mtK + mtK * mtN) * inBytes));
+        static_cast<std::int64_t>(std::max(stages, 0.0) * (mtM * mtK + mtK * mtN) * inBytes) +
+        (stagedResult ? 1024 + lowering::stagingBytes(std::int64_t(mtM), std::int64_t(mtN)) : 0));
     Occupancy const occ = occupancy(a, e.threads, e.registers, e.sharedBytes);
     e.blocksPerMultiprocessor = occ.blocks;
     e.limitedBy = occ.limitedBy;
@@ -372,12 +382,24 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     // not for both. Without a producer the next tile's loads are issued after the epilogue and a
     // barrier, as a new workgroup's would be: no difference the model can see (what persistence
     // saves there, the start of a workgroup and its mbarriers' set-up, is not in arch-db).
+    // A staged result (EPILOGUE=1) leaves the consumers at shared memory's rate instead: the
+    // copy engine stores it while the next tile runs, and only a workgroup that ends with the
+    // tile waits until its last block's buffer has been read, a block at the L2's rate. Either
+    // way the result's bytes pass through L2, which l2Us (fitted to the loads) counts for
+    // neither; the barriers between blocks are not counted (not measured yet).
     if (warpgroups && stages >= 2) {
         double const resident = std::min<double>(occ.blocks, tilesPerSm);
         double const l2PerUs = kL2BytesPerClockPerMultiprocessor * mc.clockHz / 1e6;
         double const fillUs =
             mc.latencyCycles / mc.clockHz * 1e6 + (mtM + mtN) * mtK * inBytes / l2PerUs;
-        double const epilogueUs = mtM * mtN * sizeInBytes(p.outputType) / l2PerUs;
+        double const tileOut = mtM * mtN * sizeInBytes(p.outputType);
+        double const epilogueUs = !stagedResult
+                                      ? tileOut / l2PerUs
+                                      : tileOut / (sharedPerClock * mc.clockHz / 1e6) +
+                                            (param(params, "PERSISTENT", 0) == 1
+                                                 ? 0
+                                                 : mtM * double(lowering::kStagedBlockColumns) *
+                                                       sizeInBytes(p.outputType) / l2PerUs);
         bool const overlapped = param(params, "PERSISTENT", 0) == 1 &&
                                 param(params, "WARP_SPECIALIZE", 0) == 1 &&
                                 param(params, "TMA", 0) == 1;

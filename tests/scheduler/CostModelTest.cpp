@@ -220,6 +220,44 @@ TEST(CostModel, PersistentTilesWithAProducerHideEachTilesFillBehindTheLastOnesEp
     EXPECT_LT(plain.microseconds, 320);
 }
 
+TEST(CostModel, AStagedResultLeavesTheConsumersAtSharedMemorysRate) {
+    Problem const p = gemm(4096);
+    auto schedule = [](std::int64_t epilogue, std::int64_t persistent, std::int64_t mtM,
+                       std::int64_t stages, std::int64_t mtN = 256) {
+        return std::map<std::string, std::int64_t>{{"MMA", 1},
+                                                   {"MT_M", mtM},
+                                                   {"MT_N", mtN},
+                                                   {"MT_K", 64},
+                                                   {"WT_M", 16},
+                                                   {"STAGES", stages},
+                                                   {"TMA", 1},
+                                                   {"WARP_SPECIALIZE", 1},
+                                                   {"PERSISTENT", persistent},
+                                                   {"EPILOGUE", epilogue}};
+    };
+    CostEstimate const direct = cost(p, "sm_90a", schedule(0, 1, 128, 4));
+    CostEstimate const staged = cost(p, "sm_90a", schedule(1, 1, 128, 4));
+    // Two buffers of 64 columns x 128 rows of f16 after the copies, 1024-byte aligned.
+    EXPECT_EQ(staged.sharedBytes, direct.sharedBytes + 1024 + 2 * 128 * 64 * 2);
+    EXPECT_EQ(staged.blocksPerMultiprocessor, 1);
+    // The tile goes to shared memory (128 bytes a clock), not to L2 (23): each tile's
+    // epilogue is shorter.
+    EXPECT_LT(staged.tilesUs, direct.tilesUs);
+    EXPECT_LT(staged.microseconds, direct.microseconds);
+    // A workgroup that ends with its tile waits for its last block to be read.
+    EXPECT_GT(cost(p, "sm_90a", schedule(1, 0, 128, 4)).tilesUs, staged.tilesUs);
+    // 256 x 128 tiles at four stages leave no room for the buffers (64 KB of them).
+    EXPECT_FALSE(cost(p, "sm_90a", schedule(1, 1, 256, 4, 128)).feasible);
+    EXPECT_TRUE(cost(p, "sm_90a", schedule(0, 1, 256, 4, 128)).feasible);
+    // An f32 result is stored from registers whatever EPILOGUE says (code generation refuses
+    // it): the model counts no buffers.
+    Command const f32 = loadCommand(std::string(KILN_SOURCE_DIR) +
+                                    "/tests/lowering/commands/gemm-f16-f32-result.json");
+    Problem const wide = problemOf(f32, {{"M", 4096.0}, {"N", 4096.0}, {"K", 4096.0}});
+    EXPECT_EQ(cost(wide, "sm_90a", schedule(1, 1, 128, 4)).sharedBytes,
+              cost(wide, "sm_90a", schedule(0, 1, 128, 4)).sharedBytes);
+}
+
 TEST(CostModel, StreamsAreBoundByBandwidth) {
     Command const c = loadCommand(std::string(KILN_SOURCE_DIR) + "/examples/axpy.json");
     Problem const p = problemOf(c, {{"N", double(1 << 26)}});

@@ -132,12 +132,13 @@ TEST(SearchSpace, AParameterThePipelineDoesNotReadIsAnError) {
     auto s = space(R"({"space": "x", "version": 1, "parameters": {
         "MT_Q": {"values": [1]}}})");
     rules::Pipeline const pipeline = rules::loadPipeline(kSource + "/rules/gemm.pipeline.json");
-    EXPECT_EQ(errorOf([&] { checkAgainstPipeline(s, pipeline); }),
-              "test.space.json:2:9: error: 'MT_Q' is not a parameter of pipeline 'gemm' (did you "
-              "mean 'MT_K'?); it reads GROUP_M, MIN_BLOCKS, MMA, MT_K, MT_M, MT_N, PERSISTENT, "
-              "STAGES, TMA, "
-              "TT_M, TT_N, "
-              "UNROLL, WARP_SPECIALIZE, WT_M, WT_N "
-              "[at "
-              "/parameters/MT_Q]");
+    EXPECT_EQ(
+        errorOf([&] { checkAgainstPipeline(s, pipeline); }),
+        "test.space.json:2:9: error: 'MT_Q' is not a parameter of pipeline 'gemm' (did you "
+        "mean 'MT_K'?); it reads EPILOGUE, GROUP_M, MIN_BLOCKS, MMA, MT_K, MT_M, MT_N, PERSISTENT, "
+        "STAGES, TMA, "
+        "TT_M, TT_N, "
+        "UNROLL, WARP_SPECIALIZE, WT_M, WT_N "
+        "[at "
+        "/parameters/MT_Q]");
 }

@@ -698,12 +698,17 @@ void PtxCodegen::emitWarpSpecializedPipeline(Pipeline const& pl) {
     // What the producers gave up, shared among the consumers (a multiple of 8, at most 256).
     // setmaxnreg.inc waits until the workgroup's pool holds what it asks, so the consumers may
     // ask only what the workgroup was given at its entry less what the producers keep: ptxas
-    // gives each workitem all that one workgroup a multiprocessor leaves it (.minnctapersm 1),
-    // in multiples of 8, at most 255. Asking for the whole register file instead deadlocked the
-    // 256-row tiles: 640 workitems enter with 96 registers, so the consumers get 104, not 112.
-    std::int64_t const file = arch_.fact("max_registers_per_block").value_or(65536);
+    // gives each workitem all that MIN_BLOCKS workgroups (.minnctapersm, 1 by default) leave
+    // it of a multiprocessor's registers, in multiples of 8, at most 255. Asking for the whole
+    // register file instead deadlocked the 256-row tiles: 640 workitems enter with 96
+    // registers, so the consumers get 104, not 112.
+    std::int64_t const file = arch_.fact("registers_per_multiprocessor").value_or(65536);
     std::int64_t const workitems = (consumerWarps + 4) * 32;
-    std::int64_t const entry = std::min<std::int64_t>(255, file / workitems / 8 * 8);
+    auto const minBlocks = options_.schedule.find("MIN_BLOCKS");
+    std::int64_t const resident =
+        minBlocks != options_.schedule.end() ? std::max<std::int64_t>(minBlocks->second, 1) : 1;
+    std::int64_t const entry =
+        std::min<std::int64_t>(255, file / (workitems * resident) / 8 * 8);
     std::int64_t const consumerRegisters = std::min<std::int64_t>(
         256, (entry * workitems - 128 * kProducerRegisters) / (consumerWarps * 32) / 8 * 8);
     writer_.instruction(fmt::format("setmaxnreg.inc.sync.aligned.u32 {}", consumerRegisters));

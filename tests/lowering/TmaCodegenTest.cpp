@@ -194,13 +194,20 @@ TEST(TmaCodegen, AProducerWarpgroupIssuesTheCopiesWhenWarpSpecialized) {
 
 // setmaxnreg.inc waits until the workgroup's pool holds what it asks: the consumers may take
 // no more than the producers give up from what ptxas gave every workitem at entry, or the
-// kernel waits forever. Warpgroups of 64, 128 and 256 rows of the tile (2, 3 and 5 warpgroups).
+// kernel waits forever. Warpgroups of 64, 128 and 256 rows of the tile (2, 3 and 5 warpgroups),
+// and two workgroups a multiprocessor (MIN_BLOCKS=2: each enters with half the registers).
 TEST(TmaCodegen, TheConsumersAskNoMoreRegistersThanTheProducersFree) {
     if (!runtime::findPtxas())
         GTEST_SKIP() << "no ptxas on this machine";
-    for (auto const& [mtM, mtN] :
-         {std::pair{64, 256}, {128, 256}, {128, 64}, {256, 64}, {256, 128}}) {
-        auto const kernel = emit("gemm-f16.json", specialized(tma(mtM, mtN, 4)));
+    for (auto const& [mtM, mtN, minBlocks] : {std::tuple{64, 256, 1},
+                                              {128, 256, 1},
+                                              {128, 64, 1},
+                                              {256, 64, 1},
+                                              {256, 128, 1},
+                                              {64, 128, 2}}) {
+        auto schedule = specialized(tma(mtM, mtN, minBlocks == 1 ? 4 : 3));
+        schedule["MIN_BLOCKS"] = minBlocks;
+        auto const kernel = emit("gemm-f16.json", schedule);
         auto const assembled = runtime::assemblePtx(kernel.code, "sm_90a");
         ASSERT_TRUE(assembled.ok()) << assembled.error().message();
         std::int64_t const entry = assembled.value().registers;

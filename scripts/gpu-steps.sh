@@ -3,9 +3,9 @@
 # GEMM at SIZE^3 at one schedule per step (the mma.sync warp grid, wgmma with cp.async, the copy
 # engine's loads, a producer warpgroup, the grouped tile order, persistent tiles, the result
 # staged and stored by the copy engine, and the steps after them where the space has them), each
-# timed with `kiln run --repetitions 100` and profiled once with Nsight Compute (duration, SM and memory throughput, DRAM and L2 traffic, L2
-# hit rate, registers, occupancy), and cuBLAS (torch.matmul) in the same call. Logs under $OUT;
-# the table, ratios to cuBLAS, last.
+# timed with `kiln run --repetitions 100` and profiled once with Nsight Compute (duration, SM
+# and memory throughput, DRAM and L2 traffic, L2 hit rate, registers, occupancy), and cuBLAS
+# (torch.matmul) in the same call. Logs under $OUT; the table, ratios to cuBLAS, last.
 #
 #   OUT=/tmp/out scripts/gpu-steps.sh            # build folder: $KILN_GPU_BUILD or /tmp/kiln-steps
 #   SIZE=4096 STEPS="name:params ..." NCU=0 ...  # the defaults are below; NCU=0: timings only

@@ -138,6 +138,28 @@ TEST(ExportCapi, ATmaKernelMakesItsTensorMapsFromThePointers) {
         contains(generateCapiSource(exportedGemm(), gemmOptions()), "kiln_encode_tensor_map"));
 }
 
+// A staged epilogue (EPILOGUE=1) stores D with the copy engine: D's tensor map is made from the
+// pointer the caller writes through, as A's and B's are from theirs (N x M halves, rows 2 N
+// bytes apart, boxes of 64 x 128), and passed after them.
+TEST(ExportCapi, AStagedEpilogueMakesDsTensorMapFromItsPointer) {
+    lowering::EmittedKernel k = exportedTmaGemm();
+    k.schedule["EPILOGUE"] = 1;
+    lowering::ParameterInfo d =
+        kiln::test::exportedParameter("D_tma", "f16", false, 320, "tensor map of D");
+    d.size = 128;
+    d.tensorMap = lowering::TensorMapInfo{
+        .tensor = "D", .box = {64, 128}, .sizes = {"N", "M"}, .strides = {"N"}};
+    k.parameters.push_back(d);
+    std::string const source = generateCapiSource(k, gemmOptions());
+    EXPECT_TRUE(contains(source, "kiln_encode_tensor_map(&kiln_D_tma, \"the tensor D\", 6, D, N,\n"
+                                 "                                                   M, N * 2, "
+                                 "64u, 128u)"))
+        << source;
+    EXPECT_TRUE(contains(source, "void* kiln_arguments[] = {&kiln_A, &kiln_B, &kiln_D, &M, &K, "
+                                 "&N, &kiln_A_tma, &kiln_B_tma, &kiln_D_tma};"))
+        << source;
+}
+
 // A persistent kernel tells the launcher its workgroups per multiprocessor, which launches
 // min(tiles, multiprocessors x that) along x (kiln_persistent_grid); others pass 0.
 TEST(ExportCapi, APersistentKernelAsksTheDeviceForItsMultiprocessors) {

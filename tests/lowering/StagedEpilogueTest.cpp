@@ -4,9 +4,10 @@
 // tiles; D's tensor map in the manifest beside the loads'; the staging buffers counted in the
 // shared memory; the fused epilogues (bias + GELU, alpha * AB + beta * C) staged after they are
 // computed; the schedules and outputs it refuses, by name; every variant assembled by ptxas
-// without spills. The GPU runs them in tests/lowering/gpu/StagedEpilogueGpuTest.cpp.
-#include "kiln/lowering/StagedEpilogue.h"
-
+// without spills; a small persistent kernel against golden PTX. The GPU runs them in
+// tests/lowering/gpu/StagedEpilogueGpuTest.cpp.
+//     KILN_UPDATE_GOLDEN=1 ctest --test-dir build -R StagedEpilogue    (then review the diff)
+#include "../GoldenFile.h"
 #include "LoweringTestSupport.h"
 #include "kiln/graph/Error.h"
 #include "kiln/lowering/Codegen.h"
@@ -188,6 +189,13 @@ INSTANTIATE_TEST_SUITE_P(
         std::tuple{"bias_gelu_winner", "gemm-bias-gelu-f16.json", winner()},
         std::tuple{"residual_relu_winner", "gemm-residual-relu-epilogue-f16.json", winner()}),
     [](auto const& p) { return std::get<0>(p.param); });
+
+// 64 x 64 tiles, persistent, one block a tile: the whole sequence in a kernel small enough to
+// read.
+TEST(StagedEpilogue, MatchesTheGoldenFile) {
+    auto const kernel = emit("gemm-f16.json", with(staged(64, 64, 2), "PERSISTENT", 1));
+    expectGoldenFile("tests/golden/ptx/gemm_f16_staged_epilogue.sm_90a.ptx", kernel.code);
+}
 
 } // namespace
 } // namespace kiln::test

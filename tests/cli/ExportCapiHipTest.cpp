@@ -77,26 +77,23 @@ std::string const& goldenLibrary() {
 
 /// One loaded copy of a C ABI's library for the GEMM (A, B, D, M, K, N): each copy is a library
 /// of its own to the loader, so it starts as in a fresh process (no runtime, no kernel loaded).
+/// It stays loaded, as in an application: it holds the modules it loaded.
 class GemmLibrary {
 public:
     explicit GemmLibrary(std::string const& built, std::string const& name = "gemm_amd") {
         Temporary const copy{temporaryPath("lib" + name) + ".so"};
         std::filesystem::copy_file(built, copy.path);
-        handle_ = dlopen(copy.path.c_str(), RTLD_NOW | RTLD_LOCAL); // mapped: the file may go
-        if (!handle_) {
+        void* const handle = dlopen(copy.path.c_str(), RTLD_NOW | RTLD_LOCAL); // the file may go
+        if (!handle) {
             ADD_FAILURE() << "cannot load " << copy.path << ": " << dlerror();
             return;
         }
-        void* launch = dlsym(handle_, (name + "_launch").c_str());
-        void* error = dlsym(handle_, (name + "_error").c_str());
+        void* launch = dlsym(handle, (name + "_launch").c_str());
+        void* error = dlsym(handle, (name + "_error").c_str());
         EXPECT_NE(launch, nullptr);
         EXPECT_NE(error, nullptr);
         std::memcpy(&launch_, &launch, sizeof launch);
         std::memcpy(&error_, &error, sizeof error);
-    }
-    ~GemmLibrary() {
-        if (handle_)
-            dlclose(handle_);
     }
     GemmLibrary(GemmLibrary const&) = delete;
     GemmLibrary& operator=(GemmLibrary const&) = delete;
@@ -112,7 +109,6 @@ public:
     bool loaded() const { return launch_ && error_; }
 
 private:
-    void* handle_ = nullptr;
     int (*launch_)(void*, void const*, void const*, void*, std::int64_t, std::int64_t,
                    std::int64_t) = nullptr;
     char const* (*error_)() = nullptr;

@@ -97,9 +97,12 @@ static int kiln_runtime_state;
 static hipError_t kiln_runtime_code;
 static char kiln_runtime_error[768];
 
-/* The kernel on each device it was launched on: a module is loaded once per device. */
+/* The kernel on each device it was launched on: a module is loaded once per device, and kept. */
 #define KILN_DEVICES 64
-static hipFunction_t kiln_loaded[KILN_DEVICES];
+static struct {
+    hipModule_t module;
+    hipFunction_t function;
+} kiln_loaded[KILN_DEVICES];
 
 /* Why this thread's last launch failed; empty after one that succeeded. */
 static _Thread_local char kiln_message[1024];
@@ -221,8 +224,8 @@ static hipError_t kiln_function(int device, hipFunction_t* function) {
                          "%s is launched on device %d; this launcher keeps its kernel on devices 0 "
                          "to %d",
                          kiln_entry, device, KILN_DEVICES - 1);
-    if (kiln_loaded[device]) {
-        *function = kiln_loaded[device];
+    if (kiln_loaded[device].function) {
+        *function = kiln_loaded[device].function;
         return hipSuccess;
     }
     snprintf(detail, sizeof detail, " on device %d", device);
@@ -230,7 +233,8 @@ static hipError_t kiln_function(int device, hipFunction_t* function) {
         return kiln_runtime_fail(code, "hipModuleLoadData", detail);
     if ((code = kiln_hip.hipModuleGetFunction(function, module, kiln_entry)) != hipSuccess)
         return kiln_runtime_fail(code, "hipModuleGetFunction", detail);
-    kiln_loaded[device] = *function;
+    kiln_loaded[device].module = module;
+    kiln_loaded[device].function = *function;
     return hipSuccess;
 }
 

@@ -96,12 +96,20 @@ void PtxCodegen::writeStaged(StagedTile const& tile, Held const& held,
     DataType const stored = tensorType(memory);
     SharedBases bases;
     auto address = [&](std::size_t c) {
-        std::int64_t const slot = static_cast<std::int64_t>(tile.block[c]) % s.slots;
-        ExprPtr const column = tile.inner[c] % literal(kStagedBlockColumns), row = tile.outer[c];
-        ExprPtr const chunk = binary(BinaryOp::BitwiseXor, column / literal(8), row % literal(8));
-        ExprPtr const bytes = facts_.reduce(
-            simplify(row * literal(kRowBytes) + chunk * literal(16) +
-                     column % literal(8) * literal(2) + literal(s.offset + slot * s.slotBytes)));
+        std::int64_t const block = static_cast<std::int64_t>(tile.block[c]);
+        std::int64_t const slot = block % s.slots;
+        // The column in the block: the block's first column taken off (not a remainder, which
+        // the facts cannot always fold), so that its chunk and its place in the chunk reduce to
+        // a constant and the lane's part.
+        ExprPtr const column =
+            facts_.reduce(simplify(tile.inner[c] - literal(block * kStagedBlockColumns)));
+        ExprPtr const& row = tile.outer[c];
+        auto folded = [&](ExprPtr const& e) { return facts_.reduce(simplify(e)); };
+        ExprPtr const chunk =
+            binary(BinaryOp::BitwiseXor, folded(column / literal(8)), folded(row % literal(8)));
+        ExprPtr const bytes = folded(row * literal(kRowBytes) + chunk * literal(16) +
+                                     folded(column % literal(8)) * literal(2) +
+                                     literal(s.offset + slot * s.slotBytes));
         if (auto const near = nearbyBase(bases, bytes))
             return near->second == 0 ? near->first
                                      : fmt::format("{}{:+}", near->first, near->second);

@@ -179,6 +179,14 @@ StagedTile stagedTile(KernelGraph const& graph, IndexFacts const& facts, LaunchS
         tile.inner[c] = facts.reduce(simplify(tile.inner[c] - literal(innerLeast)));
         tile.outer[c] = facts.reduce(simplify(tile.outer[c] - literal(outerLeast)));
     }
+    // An element a constant away from element 0 written as element 0's place plus that constant
+    // (a fragment's next slab, `(x + 4) * 2`, as `x * 2 + 8`): what is common to a workitem's
+    // places is then one expression, and what the target computes from a place folds.
+    for (std::size_t c = 1; c < count; ++c) {
+        for (auto* axis : {&tile.inner, &tile.outer})
+            if (auto const d = IndexFacts::difference((*axis)[c], (*axis)[0]))
+                (*axis)[c] = facts.reduce(simplify((*axis)[0] + literal(*d)));
+    }
     // Each element's block, the same for every workitem.
     for (std::size_t at = 0; at < places.size(); ++at) {
         std::size_t const c = at % count;

@@ -187,7 +187,12 @@ INSTANTIATE_TEST_SUITE_P(
         std::tuple{"bf16_transposed_beta_c", "gemm-bf16.json", staged(128, 128, 3)},
         std::tuple{"bf16_transposed_beta_c_winner", "gemm-bf16.json", winner()},
         std::tuple{"bias_gelu_winner", "gemm-bias-gelu-f16.json", winner()},
-        std::tuple{"residual_relu_winner", "gemm-residual-relu-epilogue-f16.json", winner()}),
+        std::tuple{"residual_relu_winner", "gemm-residual-relu-epilogue-f16.json", winner()},
+        // Clusters of two (Clusters.h): each workgroup stages and stores its own tile.
+        std::tuple{"f16_128x256_cluster_m_2", "gemm-f16.json",
+                   with(staged(128, 256, 4), "CLUSTER_M", 2)},
+        std::tuple{"f16_128x256_specialized_cluster_n_2", "gemm-f16.json",
+                   with(with(staged(128, 256, 4), "WARP_SPECIALIZE", 1), "CLUSTER_N", 2)}),
     [](auto const& p) { return std::get<0>(p.param); });
 
 // 64 x 64 tiles, persistent, one block a tile: the whole sequence in a kernel small enough to

@@ -4,9 +4,10 @@
 // (the CPU, or cuBLAS past 1e8 FLOPs): sizes that are and are not multiples of the tile (the copy
 // engine clips the edge tiles' stores), tiny, tall and skinny, long K; with and without a producer
 // warpgroup and persistent tiles (the next tile's loads in flight while this one's blocks are
-// stored); one block a tile (one staging buffer); fused epilogues (bias + GELU, residual + ReLU,
-// alpha * AB + beta * C with bf16 operands stored transposed). D's rows must be 16 bytes apart,
-// as the loads' are: the launch is refused, naming D's map. Skipped on other GPUs.
+// stored); clusters of two; one block a tile (one staging buffer); fused epilogues (bias + GELU,
+// residual + ReLU, alpha * AB + beta * C with bf16 operands stored transposed). D's rows must be
+// 16 bytes apart, as the loads' are: the launch is refused, naming D's map. Skipped on other
+// GPUs.
 #include "LoweringTestSupport.h"
 #include "gpu/GpuFixture.h"
 #include "kiln/scheduler/DeviceRun.h"
@@ -139,6 +140,15 @@ INSTANTIATE_TEST_SUITE_P(
         StagedCase{"residual_relu_winner_ragged",
                    "gemm-residual-relu-epilogue-f16.json",
                    winner(),
+                   {{"M", 300}, {"N", 520}, {"K", 200}}},
+        // Clusters of two: each workgroup stages and stores its own tile.
+        StagedCase{"f16_128x256_cluster_m_2_ragged",
+                   "gemm-f16.json",
+                   with(staged(128, 256, 4), "CLUSTER_M", 2),
+                   {{"M", 300}, {"N", 520}, {"K", 200}}},
+        StagedCase{"f16_128x256_specialized_cluster_n_2_ragged",
+                   "gemm-f16.json",
+                   with(with(staged(128, 256, 4), "WARP_SPECIALIZE", 1), "CLUSTER_N", 2),
                    {{"M", 300}, {"N", 520}, {"K", 200}}}),
     [](auto const& p) { return p.param.name; });
 

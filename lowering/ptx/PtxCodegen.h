@@ -238,8 +238,8 @@ private:
     // staging buffer and copied to the tensor by TMA stores.
     std::int64_t stagedBlockColumns(Id memory) const override;
     void beginStagedBlock(StagedTile const& tile, std::size_t block) override;
-    void writeStaged(StagedTile const& tile, Held const& held, std::vector<std::size_t> const& which,
-                     Id memory) override;
+    void writeStaged(StagedTile const& tile, Held const& held,
+                     std::vector<std::size_t> const& which, Id memory) override;
     void endStagedBlock(StagedTile const& tile, std::size_t block, Id memory) override;
     /// After the kernel's body: the issuing workitem waits until its stores have read shared
     /// memory, which ends with the workgroup.

@@ -52,6 +52,13 @@ void PtxCodegen::mbarriersInitialized() {
         clusterRank();
 }
 
+// The producers' way out is their own: joined with the consumers' at the kernel's end, one label
+// would have both paths meet where the producers' registers are few (setmaxnreg.dec).
+void PtxCodegen::leaveCluster() {
+    clusterBarrier(/*aligned=*/false);
+    writer_.instruction("ret");
+}
+
 void PtxCodegen::stageBarrier() {
     if (clustered())
         clusterBarrier(/*aligned=*/true);
@@ -59,23 +66,22 @@ void PtxCodegen::stageBarrier() {
         writer_.instruction("bar.sync 0");
 }
 
+// The peer's rank is read where it is needed rather than kept: the consumers' loop holds the
+// accumulators, and one register more across it spilled the persistent kernels of 128 x 256 tiles.
 void PtxCodegen::releaseCopy(std::string const& predicate, std::string const& empty) {
     writer_.instruction(
         fmt::format("@{} mbarrier.arrive.shared::cta.b64 _, [{}]", predicate, empty));
-    std::int64_t const size = clusterShape(options_.schedule).size();
-    if (size < 2)
+    if (!clustered())
         return;
-    std::string const rank = clusterRank();
-    for (std::int64_t distance = 1; distance < size; ++distance) {
-        std::string const peer = writer_.newRegister(PtxType::B32),
-                          remote = writer_.newRegister(PtxType::B32);
-        writer_.instruction(fmt::format("add.u32 {}, {}, {}", peer, rank, distance));
-        writer_.instruction(fmt::format("rem.u32 {0}, {0}, {1}", peer, size));
-        writer_.instruction(
-            fmt::format("mapa.shared::cluster.u32 {}, {}, {}", remote, empty, peer));
-        writer_.instruction(fmt::format(
-            "@{} mbarrier.arrive.release.cluster.shared::cluster.b64 _, [{}]", predicate, remote));
-    }
+    KILN_ASSERT(clusterShape(options_.schedule).size() == 2, "a cluster of {} workgroups",
+                clusterShape(options_.schedule).size());
+    std::string const peer = writer_.newRegister(PtxType::B32),
+                      remote = writer_.newRegister(PtxType::B32);
+    writer_.instruction(fmt::format("mov.u32 {}, %cluster_ctarank", peer));
+    writer_.instruction(fmt::format("xor.b32 {0}, {0}, 1", peer));
+    writer_.instruction(fmt::format("mapa.shared::cluster.u32 {}, {}, {}", remote, empty, peer));
+    writer_.instruction(fmt::format(
+        "@{} mbarrier.arrive.release.cluster.shared::cluster.b64 _, [{}]", predicate, remote));
 }
 
 bool PtxCodegen::sharedAcrossCluster(std::array<ExprPtr, 3> const& origin) const {

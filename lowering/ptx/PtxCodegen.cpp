@@ -42,11 +42,12 @@ EmittedKernel PtxCodegen::run() {
     if (!exitLabel_.empty())
         writer_.label(exitLabel_);
     // Clusters: no workgroup leaves while a peer may still copy into its shared memory or
-    // arrive on its mbarriers (PtxClusters.cpp). Not aligned: the producers come from a branch.
+    // arrive on its mbarriers (PtxClusters.cpp).
     kernel.cluster = launchCluster(options_.schedule);
     if (clustered() && !discovering_)
-        clusterBarrier(/*aligned=*/false);
-    writer_.instruction("ret");
+        leaveCluster();
+    else
+        writer_.instruction("ret");
     kernel.code = text(kernel);
     return kernel;
 }

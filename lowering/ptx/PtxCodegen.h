@@ -222,13 +222,17 @@ private:
     /// After the pipeline's mbarriers are initialised: the fence that shows them to the copy
     /// engine and to the cluster, and a barrier of the workgroup, or of the cluster (no peer
     /// arrives on them or copies into this workgroup before they exist; the cluster rank is
-    /// read there, before any branch, for every later use).
+    /// read there, before any branch, for the producers' later use).
     void mbarriersInitialized();
+    /// The kernel's end in a cluster, so that no workgroup leaves while a peer may still copy
+    /// into it or arrive on its mbarriers: a barrier of the cluster (not aligned: the producers
+    /// and the consumers reach it on their own paths), then ret.
+    void leaveCluster();
     /// The pipeline's barrier without a producer warpgroup: the workgroup's, or the cluster's
     /// where peers copy into this workgroup's shared memory.
     void stageBarrier();
     /// Where `predicate` holds, the copy whose empty mbarrier is at `empty` goes back to the
-    /// producers: an arrival on it, and on the same mbarrier of each peer in the cluster.
+    /// producers: an arrival on it, and on the same mbarrier of the peer in the cluster.
     void releaseCopy(std::string const& predicate, std::string const& empty);
     /// Whether a staged tile at `origin` (tmaCopies: its place in shared memory, then in the
     /// tensor) is the same for every workgroup of the cluster: the operand they share.

@@ -94,9 +94,15 @@ void PtxCodegen::beforeTiles(std::vector<Id> const& body) {
 }
 
 // After the split, the consumers read only what the producer's mbarriers hand them: no barrier.
+// Without a producer in a cluster, the next tile's first copies multicast into the copies the
+// peers read last: the barrier is the cluster's.
 void PtxCodegen::betweenTiles() {
     if (carried_ && consumerThreads_ > 0)
         return;
+    if (carried_ && clustered()) {
+        fenceForWarpgroups();
+        return stageBarrier();
+    }
     KernelWalker::betweenTiles();
 }
 

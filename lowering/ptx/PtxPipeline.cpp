@@ -644,6 +644,8 @@ void PtxCodegen::emitWarpSpecializedPipeline(Pipeline const& pl) {
     }
     mbarriersInitialized();
     exitLabel_ = writer_.newLabel("exit");
+    // Clusters: the producers leave through a barrier of the cluster of their own (leaveCluster).
+    std::string const leave = clustered() ? writer_.newLabel("leave") : exitLabel_;
     std::string const consumers = writer_.newLabel("consumers");
     writer_.instruction(
         fmt::format("@!{} bra {}",
@@ -660,7 +662,7 @@ void PtxCodegen::emitWarpSpecializedPipeline(Pipeline const& pl) {
         "@!{} bra {}",
         writer_.emit(binary(BinaryOp::Equal, index(*shape_.workitems[2]), literal(consumerWarps)),
                      DataType::Bool, bindings()),
-        exitLabel_));
+        leave));
     {
         writer_.pushScope();
         ExprPtr const issuer = binary(BinaryOp::Equal, linear, literal(consumerWarps * 32));
@@ -689,8 +691,12 @@ void PtxCodegen::emitWarpSpecializedPipeline(Pipeline const& pl) {
         } else {
             produceSlices(pl, ring, issuer);
         }
-        writer_.instruction(fmt::format("bra.uni {}", exitLabel_));
+        writer_.instruction(fmt::format("bra.uni {}", leave));
         writer_.popScope();
+    }
+    if (clustered()) {
+        writer_.label(leave);
+        leaveCluster();
     }
 
     // The consumers: the graph's warps.
@@ -707,8 +713,7 @@ void PtxCodegen::emitWarpSpecializedPipeline(Pipeline const& pl) {
     auto const minBlocks = options_.schedule.find("MIN_BLOCKS");
     std::int64_t const resident =
         minBlocks != options_.schedule.end() ? std::max<std::int64_t>(minBlocks->second, 1) : 1;
-    std::int64_t const entry =
-        std::min<std::int64_t>(255, file / (workitems * resident) / 8 * 8);
+    std::int64_t const entry = std::min<std::int64_t>(255, file / (workitems * resident) / 8 * 8);
     std::int64_t const consumerRegisters = std::min<std::int64_t>(
         256, (entry * workitems - 128 * kProducerRegisters) / (consumerWarps * 32) / 8 * 8);
     writer_.instruction(fmt::format("setmaxnreg.inc.sync.aligned.u32 {}", consumerRegisters));

@@ -42,15 +42,6 @@ void checkClusterParameters(std::map<std::string, std::int64_t> const& schedule,
         throw UserError(fmt::format("CLUSTER_M={}, CLUSTER_N={}: the shared operand is multicast "
                                     "by the copy engine; clusters need TMA=1",
                                     shape.m, shape.n));
-    if (persistentTiles(schedule))
-        throw UserError(fmt::format("CLUSTER_M={}, CLUSTER_N={} with PERSISTENT=1 is not written "
-                                    "yet",
-                                    shape.m, shape.n));
-    if (auto const group = schedule.find("GROUP_M"); group != schedule.end() && group->second > 0)
-        throw UserError(fmt::format("CLUSTER_M={}, CLUSTER_N={} with GROUP_M={}: the grouped "
-                                    "order would part the workgroups of a cluster, which must "
-                                    "take neighbouring tiles; not written yet",
-                                    shape.m, shape.n, group->second));
     if (!arch::ArchLibrary::get(target).has(arch::Capability::HasThreadBlockClusters))
         throw UserError(fmt::format("CLUSTER_M={}, CLUSTER_N={}: {} has no thread-block "
                                     "clusters (sm_90a has)",

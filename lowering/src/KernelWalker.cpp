@@ -8,6 +8,7 @@
 #include "kiln/graph/ExpressionText.h"
 #include "kiln/graph/Simplify.h"
 #include "kiln/graph/UnrolledLoop.h"
+#include "kiln/lowering/Clusters.h"
 #include "kiln/lowering/Occupancy.h"
 #include "kiln/lowering/TileOrder.h"
 
@@ -907,6 +908,14 @@ void KernelWalker<Register>::bindHardwareIndices() {
                 units_.insert(*d);
         }
     }
+    // Clusters (Clusters.h): each takes a block of neighbouring tiles along the axes it spans.
+    ClusterShape const cluster = clusterShape(options_.schedule);
+    for (auto const& [axis, extent] : {std::pair{0, cluster.m}, std::pair{1, cluster.n}})
+        if (extent > 1 && (!shape_.workgroups[axis] || units_.contains(*shape_.workgroups[axis])))
+            throw UserError(fmt::format("CLUSTER_{}={}: the grid has one {} of tiles, which no "
+                                        "cluster of {} shares; use CLUSTER_{}=1",
+                                        axis == 0 ? 'M' : 'N', extent, axis == 0 ? "row" : "column",
+                                        extent, axis == 0 ? 'M' : 'N'));
     // A persistent kernel binds its tiles' indices in its loop (bindTile()).
     if (auto const g = options_.schedule.find("GROUP_M");
         g != options_.schedule.end() && g->second > 0 && !persistentTiles(options_.schedule))
@@ -925,6 +934,25 @@ void KernelWalker<Register>::orderTilesInGroups(std::int64_t group) {
     ExprPtr const x = graph_.coordinates.node(*rows).size, y = graph_.coordinates.node(*cols).size;
     if (!x || !y)
         return;
+    // Clusters: the workgroup's number as clusteredTileIndices() counts them (its cluster's
+    // linear number x the cluster's size + its rank), then the tile of that number, in the
+    // order of the blocks of tiles clusters take (TileOrder.h).
+    if (ClusterShape const cluster = clusterShape(options_.schedule); cluster.clustered()) {
+        auto i32 = [](ExprPtr const& e) { return convert(DataType::I32, e); };
+        ExprPtr const m = literal(cluster.m), n = literal(cluster.n);
+        ExprPtr const linear =
+            (i32(index(*rows)) / m + i32(index(*cols)) / n * i32(ceilDivide(x, m))) *
+                literal(cluster.size()) +
+            i32(index(*rows)) % m + i32(index(*cols)) % n * m;
+        assignIndex(*cols, convert(DataType::I64, linear));
+        settle();
+        auto const tile = clusteredTileIndices(index(*cols), {x, y}, group, cluster.m, cluster.n);
+        assignIndex(*rows, tile[0]);
+        settle();
+        assignIndex(*cols, tile[1]);
+        settle();
+        return;
+    }
     // Settled after each index changes, so that nothing computed from its old value is reused;
     // the row's work is reused for the column.
     assignIndex(*cols, index(*rows) + index(*cols) * x);
@@ -949,10 +977,16 @@ void KernelWalker<Register>::kernelBody() {
 
 template <class Register>
 void KernelWalker<Register>::forEachTile(std::function<void()> const& body) {
+    // Clusters: workgroups over the grid of blocks of tiles (clusteredExtent), so that both
+    // workgroups of a cluster loop as many times, past the edge too (TileOrder.h).
+    ClusterShape const cluster = clusterShape(options_.schedule);
     ExprPtr tiles = literal(1);
-    for (auto const& d : shape_.workgroups)
-        if (d && !units_.contains(*d))
-            tiles = tiles * convert(DataType::I64, graph_.coordinates.node(*d).size);
+    for (std::size_t a = 0; a < shape_.workgroups.size(); ++a)
+        if (auto const& d = shape_.workgroups[a]; d && !units_.contains(*d))
+            tiles = tiles * convert(DataType::I64, clusteredExtent(graph_.coordinates.node(*d).size,
+                                                                   a == 0   ? cluster.m
+                                                                   : a == 1 ? cluster.n
+                                                                            : 1));
     Register const tile = linearWorkgroup(), step = workgroupsLaunched();
     settle();
     LoopLabels const labels = beginTiles(tile, simplify(tiles));
@@ -983,7 +1017,11 @@ void KernelWalker<Register>::bindTile(Register const& tile) {
     // The grouped order is of axes 0 and 1 (rows and columns of tiles).
     bool const grouped = g != options_.schedule.end() && g->second > 0 && axes.size() >= 2 &&
                          shape_.workgroups[0] == axes[0] && shape_.workgroups[1] == axes[1];
-    auto const indices = tileIndices(index(carrier), sizes, grouped ? g->second : 0);
+    ClusterShape const cluster = clusterShape(options_.schedule);
+    auto const indices = cluster.clustered()
+                             ? clusteredTileIndices(index(carrier), sizes, grouped ? g->second : 0,
+                                                    cluster.m, cluster.n)
+                             : tileIndices(index(carrier), sizes, grouped ? g->second : 0);
     for (std::size_t a = 0; a < axes.size(); ++a) {
         if (equal(indices[a], index(axes[a])))
             continue; // the carrier already holds it

@@ -6,9 +6,11 @@
 #include "kiln/graph/ExpressionText.h"
 #include "kiln/graph/GraphJson.h"
 #include "kiln/graph/Simplify.h"
+#include "kiln/lowering/Clusters.h"
 #include "kiln/lowering/Codegen.h"
 #include "kiln/lowering/LaunchShape.h"
 #include "kiln/lowering/TensorMaps.h"
+#include "kiln/lowering/TileOrder.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -50,9 +52,13 @@ void describeInterface(KernelGraph const& graph, CodegenOptions const& options,
         p.workspaceBytes = toString(workspace->bytes);
         kernel.parameters.push_back(std::move(p));
     }
+    // Clusters: the grid of blocks of tiles they take, rounded up along their axes (TileOrder.h).
+    ClusterShape const cluster = clusterShape(options.schedule);
     for (int a = 0; a < 3; ++a) {
         kernel.block[a] = shape.block[a];
-        kernel.grid.push_back(toString(shape.grid[a]));
+        kernel.grid.push_back(toString(simplify(clusteredExtent(shape.grid[a], a == 0   ? cluster.m
+                                                                               : a == 1 ? cluster.n
+                                                                                        : 1))));
     }
     // FNV-1a of the graph's JSON form: equal graphs, equal hashes, on every machine.
     std::uint64_t h = 1469598103934665603ull;

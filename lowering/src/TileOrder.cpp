@@ -3,6 +3,8 @@
 
 #include "kiln/graph/Error.h"
 
+#include <algorithm>
+
 namespace kiln::lowering {
 
 GridTile groupedTile(ExprPtr const& linear, ExprPtr const& rows, ExprPtr const& columns,
@@ -48,6 +50,46 @@ std::vector<ExprPtr> tileIndices(ExprPtr const& tile, std::vector<ExprPtr> const
         out.push_back(convert(DataType::I64, q));
         below = below ? below * i32(tiles[a]) : i32(tiles[a]);
     }
+    return out;
+}
+
+ExprPtr clusteredExtent(ExprPtr const& tiles, std::int64_t cluster) {
+    if (cluster == 1)
+        return tiles;
+    return ceilDivide(tiles, literal(cluster)) * literal(cluster);
+}
+
+namespace {
+
+// GROUP_M's rows of tiles as rows of blocks of `clusterM` rows each.
+std::int64_t groupOfBlocks(std::int64_t group, std::int64_t clusterM) {
+    return group > 0 ? std::max<std::int64_t>(1, group / clusterM) : 0;
+}
+
+} // namespace
+
+std::vector<ExprPtr> clusteredTileIndices(ExprPtr const& tile, std::vector<ExprPtr> const& tiles,
+                                          std::int64_t group, std::int64_t clusterM,
+                                          std::int64_t clusterN) {
+    KILN_ASSERT(clusterM >= 1 && clusterN >= 1 && (clusterN == 1 || tiles.size() >= 2),
+                "a cluster of {} x {} over {} axes of tiles", clusterM, clusterN, tiles.size());
+    std::int64_t const size = clusterM * clusterN;
+    if (size == 1)
+        return tileIndices(tile, tiles, group);
+    auto i32 = [](ExprPtr const& e) { return convert(DataType::I32, e); };
+    auto i64 = [](ExprPtr const& e) { return convert(DataType::I64, e); };
+    std::vector<ExprPtr> blocks = tiles;
+    for (std::size_t a = 0; a < 2 && a < tiles.size(); ++a)
+        if (std::int64_t const extent = a == 0 ? clusterM : clusterN; extent > 1)
+            blocks[a] = ceilDivide(tiles[a], literal(extent));
+    // The rank's place in the block: (r % clusterM, r / clusterM), each where the cluster spans
+    // that axis.
+    ExprPtr const rank = i32(tile) % literal(size);
+    auto out = tileIndices(i64(i32(tile) / literal(size)), blocks, groupOfBlocks(group, clusterM));
+    if (clusterM > 1)
+        out[0] = out[0] * literal(clusterM) + i64(clusterN > 1 ? rank % literal(clusterM) : rank);
+    if (clusterN > 1)
+        out[1] = out[1] * literal(clusterN) + i64(clusterM > 1 ? rank / literal(clusterM) : rank);
     return out;
 }
 

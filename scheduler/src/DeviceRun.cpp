@@ -504,18 +504,24 @@ runtime::Expected<DeviceRunResult> DeviceProblem::run(runtime::Kernel const& ker
     runtime::Dim3 grid{static_cast<std::uint32_t>(result.grid[0]),
                        static_cast<std::uint32_t>(result.grid[1]),
                        static_cast<std::uint32_t>(result.grid[2])};
+    // CLUSTER_M, CLUSTER_N: the thread-block cluster the manifest declares. The grid of tiles is
+    // a whole number of clusters, its last ones past the edge where the tiles are not (the
+    // manifest's grid, TileOrder.h).
+    runtime::Dim3 const cluster =
+        kernel.manifest() ? kernel.manifest()->cluster.value_or(runtime::Dim3{}) : runtime::Dim3{};
     // A persistent kernel's grid counts its tiles; it is launched on as many workgroups as the
-    // device's multiprocessors hold at once, each looping over tiles (PersistentGrid.h).
+    // device's multiprocessors hold at once, each looping over tiles (PersistentGrid.h), in
+    // whole clusters.
     if (kernel.manifest() && kernel.manifest()->workgroupsPerMultiprocessor > 0) {
         grid = runtime::persistentGrid(grid, kernel.manifest()->workgroupsPerMultiprocessor,
-                                       s.device->description().multiprocessorCount);
-        result.grid = {grid.x, grid.y, grid.z};
+                                       s.device->description().multiprocessorCount,
+                                       static_cast<std::uint32_t>(cluster.count()));
+    } else {
+        grid.x = (grid.x + cluster.x - 1) / cluster.x * cluster.x;
+        grid.y = (grid.y + cluster.y - 1) / cluster.y * cluster.y;
     }
-    // CLUSTER_M, CLUSTER_N: the thread-block cluster the manifest declares; the launch refuses a
-    // grid that is not a whole number of them.
-    runtime::LaunchConfig const config{
-        grid, block, sharedBytes,
-        kernel.manifest() ? kernel.manifest()->cluster.value_or(runtime::Dim3{}) : runtime::Dim3{}};
+    result.grid = {grid.x, grid.y, grid.z};
+    runtime::LaunchConfig const config{grid, block, sharedBytes, cluster};
     stream.launch(kernel, config, arguments);
     // With a workspace, the result compared is the second launch's, on the workspace as the
     // first left it (and on the inputs again): a kernel that does not leave it zeroed fails.

@@ -5,11 +5,15 @@
 //
 // CLUSTER_M workgroups along the Workgroup dimension of axis 0 (rows of tiles: they share the
 // columns of B), CLUSTER_N along axis 1 (columns of tiles: they share the rows of A). Without
-// PERSISTENT the launch's cluster is (CLUSTER_M, CLUSTER_N, 1) over the grid of tiles, which must
-// be a multiple of it (the launch refuses it otherwise, LaunchLimits); with PERSISTENT=1 the
-// persistent grid is one-dimensional, launched in clusters of CLUSTER_M x CLUSTER_N along x, and
-// the loop over tiles steps by clusters (KernelWalker::forEachTile). Code generation reads the
-// shape here; the manifest declares it ("cluster") and every launcher passes it to the driver.
+// PERSISTENT the launch's cluster is (CLUSTER_M, CLUSTER_N, 1) over the grid of tiles rounded up
+// to a whole number of clusters (the manifest's grid; a launch of another grid is refused,
+// LaunchLimits); with PERSISTENT=1 the persistent grid is one-dimensional, launched in clusters
+// of CLUSTER_M x CLUSTER_N along x, and the loop over tiles steps by clusters. Where the tiles
+// along the cluster's axis are not a whole number of clusters, the last cluster's workgroup past
+// the edge is a guarded peer: it loads its part of the shared operand for its peer and a tile
+// outside the tensors (zeros), and stores nothing, every element of its tile being outside the
+// result (TileOrder.h). Code generation reads the shape here; the manifest declares it
+// ("cluster") and every launcher passes it to the driver.
 #pragma once
 
 #include <array>

@@ -38,4 +38,20 @@ GridTile groupedTile(ExprPtr const& linear, ExprPtr const& rows, ExprPtr const& 
 std::vector<ExprPtr> tileIndices(ExprPtr const& tile, std::vector<ExprPtr> const& tiles,
                                  std::int64_t group);
 
+/// The extent of a grid of `tiles` along an axis in clusters of `cluster` workgroups along it:
+/// `tiles` rounded up to a multiple of `cluster`.
+ExprPtr clusteredExtent(ExprPtr const& tiles, std::int64_t cluster);
+
+/// Clusters of `clusterM` x `clusterN` workgroups over a grid of `tiles` tiles along each axis
+/// (x first; the cluster along axes 0 and 1): the indices of the tile of workgroup number `tile`
+/// (0 to the product of the clusteredExtent()s - 1), where workgroups c x S .. c x S + S - 1
+/// (S = clusterM x clusterN) are the ranks of the cluster that takes block number c, rank r at
+/// (r % clusterM, r / clusterM) in its block, and the blocks are numbered as tileIndices()
+/// numbers tiles over the grid of blocks, in GROUP_M's grouped order where `group` > 0 (group /
+/// clusterM rows of blocks, at least one). PERSISTENT=1's loop over tiles binds them so, and
+/// without it GROUP_M's order (the workgroup's number from its cluster's and its rank).
+std::vector<ExprPtr> clusteredTileIndices(ExprPtr const& tile, std::vector<ExprPtr> const& tiles,
+                                          std::int64_t group, std::int64_t clusterM,
+                                          std::int64_t clusterN);
+
 } // namespace kiln::lowering

@@ -17,7 +17,9 @@ namespace kiln::runtime {
 /// The persistent grid for `tiles` on a device of `multiprocessors` that holds
 /// `workgroupsPerMultiprocessor` workgroups on each: min(tiles, multiprocessors x N) along x
 /// (at least 1 where there are tiles; the product of `tiles`' extents when the device does not
-/// say how many multiprocessors it has).
-Dim3 persistentGrid(Dim3 tiles, std::uint32_t workgroupsPerMultiprocessor, int multiprocessors);
+/// say how many multiprocessors it has). In clusters of `clusterBlocks` workgroups: the tiles
+/// rounded up and what the device holds rounded down to a multiple of it, at least one cluster.
+Dim3 persistentGrid(Dim3 tiles, std::uint32_t workgroupsPerMultiprocessor, int multiprocessors,
+                    std::uint32_t clusterBlocks = 1);
 
 } // namespace kiln::runtime

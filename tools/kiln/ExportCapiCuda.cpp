@@ -4,6 +4,7 @@
 #include "ExportInterface.h"
 #include "kiln/graph/Error.h"
 
+#include <array>
 #include <fmt/format.h>
 #include <vector>
 
@@ -405,6 +406,104 @@ static CUresult kiln_encode_tensor_map(kiln_tensor_map* map, const char* what, i
     return source;
 }
 
+// Thread-block clusters (CLUSTER_M, CLUSTER_N): the launcher of a cluster kernel launches with
+// cuLaunchKernelEx and the manifest's cluster, and sizes a persistent grid in whole clusters. The
+// same launcher text otherwise, so that a kernel without clusters is exported as before.
+std::string clusteredLauncher(std::array<std::int64_t, 3> const& cluster) {
+    std::string launcher = kLauncher;
+    auto replace = [&](std::string const& anchor, std::string const& with) {
+        std::size_t const at = launcher.find(anchor);
+        KILN_ASSERT(at != std::string::npos && launcher.find(anchor, at + 1) == std::string::npos,
+                    "the launcher has no single '{}'", anchor);
+        launcher.replace(at, anchor.size(), with);
+    };
+    replace("#define CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16\n",
+            fmt::format(R"(#define CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16
+#define CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION 4
+
+/* cuda.h's CUlaunchAttribute (its cluster dimensions) and CUlaunchConfig, for cuLaunchKernelEx. */
+typedef struct {{
+    int id;
+    char pad[4];
+    union {{
+        char pad[64];
+        void* align;
+        struct {{
+            unsigned x, y, z;
+        }} clusterDim;
+    }} value;
+}} kiln_launch_attribute;
+typedef struct {{
+    unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    CUstream hStream;
+    kiln_launch_attribute* attrs;
+    unsigned numAttrs;
+}} kiln_launch_config;
+
+/* The thread-block cluster every launch of the kernel gives (CLUSTER_M, CLUSTER_N). */
+static const unsigned kiln_cluster[3] = {{{}u, {}u, {}u}};
+)",
+                        cluster[0], cluster[1], cluster[2]));
+    replace(
+        "                               void** extra);\n",
+        "                               void** extra);\n"
+        "    CUresult (*cuLaunchKernelEx)(const kiln_launch_config* config, CUfunction function,\n"
+        "                                 void** arguments, void** extra); /* CUDA 11.8 */\n");
+    replace("    {\"cuLaunchKernel\", offsetof(struct kiln_driver, cuLaunchKernel), 0},\n",
+            "    {\"cuLaunchKernel\", offsetof(struct kiln_driver, cuLaunchKernel), 0},\n"
+            "    {\"cuLaunchKernelEx\", offsetof(struct kiln_driver, cuLaunchKernelEx), 0},\n");
+    // A persistent grid of whole clusters, at least one (PersistentGrid.h).
+    replace("    grid[0] = (int64_t)multiprocessors * per_multiprocessor;\n"
+            "    if (grid[0] > tiles || grid[0] <= 0)\n"
+            "        grid[0] = tiles;\n",
+            "    int64_t const cluster = (int64_t)kiln_cluster[0] * kiln_cluster[1] * "
+            "kiln_cluster[2];\n"
+            "    grid[0] = (int64_t)multiprocessors * per_multiprocessor / cluster * cluster;\n"
+            "    if (grid[0] < cluster)\n"
+            "        grid[0] = cluster;\n"
+            "    if (grid[0] > (tiles + cluster - 1) / cluster * cluster)\n"
+            "        grid[0] = (tiles + cluster - 1) / cluster * cluster;\n");
+    replace(
+        "        (code = kiln_cuda.cuLaunchKernel(function, (unsigned)grid[0], (unsigned)grid[1],\n"
+        "                                         (unsigned)grid[2], kiln_block[0], "
+        "kiln_block[1],\n"
+        "                                         kiln_block[2], kiln_shared_bytes, "
+        "(CUstream)stream,\n"
+        "                                         arguments, NULL)) != CUDA_SUCCESS) {\n",
+        "        (code = kiln_launch_in_clusters(function, grid, (CUstream)stream, arguments)) !=\n"
+        "            CUDA_SUCCESS) {\n");
+    replace("        kiln_driver_fail(code, \"cuLaunchKernel\", detail);\n",
+            "        kiln_driver_fail(code, \"cuLaunchKernelEx\", detail);\n");
+    replace("/* Enqueues the kernel on `stream` with the kernel's arguments and `tiles` "
+            "workgroups, or, for a\n",
+            R"(/* Enqueues `function` on `stream` with a grid of whole clusters of kiln_cluster. */
+static CUresult kiln_launch_in_clusters(CUfunction function, const int64_t grid[3],
+                                        CUstream stream, void** arguments) {
+    kiln_launch_attribute cluster;
+    kiln_launch_config config;
+    memset(&cluster, 0, sizeof cluster);
+    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster.value.clusterDim.x = kiln_cluster[0];
+    cluster.value.clusterDim.y = kiln_cluster[1];
+    cluster.value.clusterDim.z = kiln_cluster[2];
+    config.gridDimX = (unsigned)grid[0];
+    config.gridDimY = (unsigned)grid[1];
+    config.gridDimZ = (unsigned)grid[2];
+    config.blockDimX = kiln_block[0];
+    config.blockDimY = kiln_block[1];
+    config.blockDimZ = kiln_block[2];
+    config.sharedMemBytes = kiln_shared_bytes;
+    config.hStream = stream;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    return kiln_cuda.cuLaunchKernelEx(&config, function, arguments, NULL);
+}
+
+/* Enqueues the kernel on `stream` with the kernel's arguments and `tiles` workgroups, or, for a
+)");
+    return launcher;
+}
+
 } // namespace
 
 CapiDriver cudaCapiDriver(lowering::EmittedKernel const& kernel, CapiOptions const& options) {
@@ -446,7 +545,9 @@ CapiDriver cudaCapiDriver(lowering::EmittedKernel const& kernel, CapiOptions con
                                       "device when the kernel is first loaded",
                                       code.size()),
         .kernelFacts = "",
-        .launcher = kLauncher,
+        .launcher = kernel.cluster[0] * kernel.cluster[1] * kernel.cluster[2] > 1
+                        ? clusteredLauncher(kernel.cluster)
+                        : std::string(kLauncher),
         .helpers = std::move(maps.encoder),
         .declarations = std::move(maps.declarations),
         .preparations = std::move(maps.encodes),

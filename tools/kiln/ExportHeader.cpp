@@ -173,6 +173,26 @@ std::string generateHeader(lowering::EmittedKernel const& kernel, HeaderOptions 
             "                             grid(sizes), kWorkgroupsPerMultiprocessor,\n"
             "                             stream.device().description().multiprocessorCount)";
     }
+    // Thread-block clusters (CLUSTER_M, CLUSTER_N): every launch gives the manifest's cluster; a
+    // persistent grid is whole clusters. Clusters come with TMA, whose launch takes a
+    // LaunchConfig (below).
+    std::string clusterArgument = "kiln::runtime::Dim3{}";
+    if (std::int64_t const blocks = kernel.cluster[0] * kernel.cluster[1] * kernel.cluster[2];
+        blocks > 1) {
+        KILN_ASSERT(!encodes.empty(), "a cluster kernel without tensor maps");
+        persistentNote += fmt::format(
+            "\n/// The thread-block cluster every launch gives (CLUSTER_M, CLUSTER_N): grid() is a "
+            "whole\n/// number of them.\ninline constexpr kiln::runtime::Dim3 kCluster{{{}u, {}u, "
+            "{}u}};",
+            kernel.cluster[0], kernel.cluster[1], kernel.cluster[2]);
+        clusterArgument = "kCluster";
+        if (kernel.workgroupsPerMultiprocessor > 0)
+            launchGrid =
+                "kiln::runtime::persistentGrid(\n"
+                "                             grid(sizes), kWorkgroupsPerMultiprocessor,\n"
+                "                             stream.device().description().multiprocessorCount,\n"
+                "                             static_cast<std::uint32_t>(kCluster.count()))";
+    }
     launchCall = fmt::format("    return stream.launch(kernel, {}, kBlock, "
                              "kSharedBytes,\n                         {});",
                              launchGrid, fmt::join(args, ", "));
@@ -187,8 +207,8 @@ std::string generateHeader(lowering::EmittedKernel const& kernel, HeaderOptions 
         launchCall = fmt::format("    kiln::runtime::KernelArguments arguments;\n"
                                  "    arguments{};\n"
                                  "    return stream.launch(kernel, {{{}, kBlock, "
-                                 "kSharedBytes, kiln::runtime::Dim3{{}}}}, arguments);",
-                                 adds, launchGrid);
+                                 "kSharedBytes, {}}}, arguments);",
+                                 adds, launchGrid, clusterArgument);
     }
 
     std::string out = fmt::format(

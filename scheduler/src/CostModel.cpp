@@ -260,7 +260,19 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     if (occ.blocks == 0)
         return infeasible(e, occ.reason);
 
-    double const tilesM = ceilDiv(double(p.m), mtM), tilesN = ceilDiv(double(p.n), mtN);
+    // Thread-block clusters (CLUSTER_M x CLUSTER_N, lowering/Clusters.h), where code generation
+    // writes them (TMA=1 on warpgroups): the grid is whole clusters, a workgroup past the edge
+    // running a tile of its own like any other; the operand the cluster's workgroups share is
+    // read from L2 once and multicast into both (below).
+    bool const clusters = warpgroups && param(params, "TMA", 0) == 1;
+    double const clusterM = clusters
+                                ? double(std::max<std::int64_t>(param(params, "CLUSTER_M", 1), 1))
+                                : 1,
+                 clusterN = clusters
+                                ? double(std::max<std::int64_t>(param(params, "CLUSTER_N", 1), 1))
+                                : 1;
+    double const tilesM = ceilDiv(ceilDiv(double(p.m), mtM), clusterM) * clusterM,
+                 tilesN = ceilDiv(ceilDiv(double(p.n), mtN), clusterN) * clusterN;
     double const tiles = tilesM * tilesN, kPadded = ceilDiv(double(p.k), mtK) * mtK;
     double const concurrent = mc.sms * occ.blocks;
     e.waves = tiles / concurrent;
@@ -339,7 +351,14 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     e.dramBytes = skewBytes <= mc.l2
                       ? std::max(p.uniqueBytes(), ceilDiv(tiles, concurrent) * waveBytes + outBytes)
                       : loads + outBytes;
-    double const l2Us = loads / (mc.sms * kL2BytesPerClockPerMultiprocessor * mc.clockHz) * 1e6;
+    // L2 to the multiprocessors: in a cluster the shared operand's slices leave L2 once for
+    // both workgroups (TMA multicast), so the L2's share of B (CLUSTER_M=2) or of A (CLUSTER_N=2)
+    // halves. The model assumes the L2's limit is what it sends, not what each multiprocessor
+    // receives (each still receives the whole slices: arrivalUs is unchanged), and counts no
+    // cost for the cluster's barriers and remote arrivals, nor for clusters a GPC cannot place
+    // (a persistent grid of whole clusters is taken as resident at once): not measured yet.
+    double const l2Loads = tiles * (mtM / clusterN + mtN / clusterM) * kPadded * inBytes;
+    double const l2Us = l2Loads / (mc.sms * kL2BytesPerClockPerMultiprocessor * mc.clockHz) * 1e6;
     double const inFlight = std::min<double>(occ.blocks, tilesPerSm) * std::max(stages, 1.0) *
                             (mtM + mtN) * mtK * inBytes;
     e.latencyHiding = std::min(1.0, inFlight / mc.bytesInFlightNeeded);

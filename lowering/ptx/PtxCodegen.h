@@ -2,7 +2,8 @@
 // the instructions it writes for each part of the walk, defined in PtxCodegen.cpp (kernel frame,
 // control flow, element-wise and reduction operations), PtxMemory.cpp (global loads and stores,
 // values read in place), PtxWorkgroup.cpp (shared-memory staging, the SIMT Multiply's operands),
-// PtxTensorCores.cpp (mma.sync), PtxWarpgroups.cpp (wgmma), PtxPipeline.cpp (prefetch, TMA) and
+// PtxTensorCores.cpp (mma.sync), PtxWarpgroups.cpp (wgmma), PtxPipeline.cpp (prefetch, TMA),
+// PtxClusters.cpp (thread-block clusters, TMA multicast) and
 // PtxReductions.cpp (a Reduce whose workitems share rows: shfl.sync and a shared scratch).
 #pragma once
 

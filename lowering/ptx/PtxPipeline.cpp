@@ -46,6 +46,8 @@
 // Where boxes overhang the tensor there is nothing to mask, so a TMA kernel has one version of
 // the loop for every size; what it needs of the sizes is what a tensor map needs: rows a multiple
 // of 16 bytes apart, which the launcher checks when it encodes the map (TensorMapLayout::check).
+// In a thread-block cluster (CLUSTER_M, CLUSTER_N) the tile the workgroups share is multicast in
+// halves, and the pipeline's waits span the cluster (PtxClusters.cpp).
 #include "PtxCodegen.h"
 #include "kiln/graph/Bindings.h"
 #include "kiln/graph/Distribution.h"

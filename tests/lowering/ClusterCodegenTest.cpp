@@ -360,6 +360,11 @@ INSTANTIATE_TEST_SUITE_P(
         std::tuple{
             "f16_128x128_cluster_m_persistent_grouped", "gemm-f16.json",
             withParameters(clustered(128, 128, 4, 2, 1), {{"PERSISTENT", 1}, {"GROUP_M", 8}})},
+        std::tuple{"f16_128x256_cluster_m_persistent_staged_epilogue", "gemm-f16.json",
+                   withParameters(clustered(128, 256, 4, 2, 1),
+                                  {{"PERSISTENT", 1}, {"GROUP_M", 8}, {"EPILOGUE", 1}})},
+        std::tuple{"f16_128x256_cluster_n_staged_epilogue", "gemm-f16.json",
+                   withParameters(clustered(128, 256, 4, 1, 2), {{"EPILOGUE", 1}})},
         std::tuple{
             "bf16_transposed_128x128_cluster_n_persistent", "gemm-bf16.json",
             withParameters(clustered(128, 128, 3, 1, 2), {{"PERSISTENT", 1}, {"GROUP_M", 8}})}),

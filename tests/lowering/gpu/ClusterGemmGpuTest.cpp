@@ -181,6 +181,17 @@ INSTANTIATE_TEST_SUITE_P(
                     "gemm-f16.json",
                     with(clustered(128, 256, 4, 2, 1), {{"PERSISTENT", 1}}),
                     {{"M", 300}, {"N", 300}, {"K", 300}}},
+        // The result staged in shared memory and stored by the copy engine (EPILOGUE=1), whose
+        // stores past the edge (the guarded peer's) write nothing.
+        ClusterCase{"f16_cluster_m_specialized_persistent_staged_epilogue_odd_tiles",
+                    "gemm-f16.json",
+                    with(clustered(128, 256, 4, 2, 1),
+                         {{"PERSISTENT", 1}, {"GROUP_M", 8}, {"EPILOGUE", 1}}),
+                    {{"M", 1700}, {"N", 1000}, {"K", 520}}},
+        ClusterCase{"f16_cluster_n_specialized_staged_epilogue",
+                    "gemm-f16.json",
+                    with(clustered(128, 256, 4, 1, 2), {{"EPILOGUE", 1}}),
+                    {{"M", 300}, {"N", 700}, {"K", 300}}},
         ClusterCase{"bf16_transposed_cluster_n_specialized_persistent",
                     "gemm-bf16.json",
                     with(clustered(128, 128, 3, 1, 2), {{"PERSISTENT", 1}, {"GROUP_M", 8}}),

@@ -10,6 +10,7 @@
 #   OUT=/tmp/out scripts/gpu-floors.sh      # build folder: $KILN_GPU_BUILD or /tmp/kiln-floors
 #   SIZES="1024 2048 4096 8192" DTYPES="f16 bf16" BUDGET=64 ...   # the defaults
 #   KEEP_BUILD=1 ...                        # build on in the folder an earlier script left
+#   SPACE=path ...                          # another search space (the shipped one by default)
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
@@ -20,6 +21,7 @@ BUILD=${KILN_GPU_BUILD:-/tmp/kiln-floors}
 SIZES=${SIZES:-1024 2048 4096 8192}
 DTYPES=${DTYPES:-f16 bf16}
 BUDGET=${BUDGET:-64}
+SPACE=${SPACE:-examples/gemm.space.json}
 mkdir -p "$OUT"
 
 gpu_build
@@ -31,7 +33,7 @@ for size in $SIZES; do
         name="$dtype-$size"
         sizes=(--size M="$size" --size N="$size" --size K="$size")
         step "kiln tune $name (budget $BUDGET)"
-        timeout 300 "$KILN" tune "$(command_of "$dtype")" --space examples/gemm.space.json \
+        timeout 300 "$KILN" tune "$(command_of "$dtype")" --space "$SPACE" \
             "${sizes[@]}" --budget "$BUDGET" -j "$JOBS" -q -o "/tmp/floors-$name" \
             --db "$OUT/tune-$name.jsonl" >"$OUT/tune-$name.log" 2>&1 || status=1
         winner=$(sed -n 's/^winner: \([0-9.]*\) us at \([^ ,]*\(,[^ ,]*\)*\),.*/\1 \2/p' \

@@ -2,7 +2,7 @@
 # gpu-steps.sh: on the GPU machine, what each step of the Hopper GEMM brought (issue 18): the f16
 # GEMM at SIZE^3 at one schedule per step (the mma.sync warp grid, wgmma with cp.async, the copy
 # engine's loads, a producer warpgroup, the grouped tile order, persistent tiles, the result
-# staged and stored by the copy engine, and the steps after them where the space has them), each
+# staged and stored by the copy engine, clusters of two along M), each
 # timed with `kiln run --repetitions 100` and profiled once with Nsight Compute (duration, SM
 # and memory throughput, DRAM and L2 traffic, L2 hit rate, registers, occupancy), and cuBLAS
 # (torch.matmul) in the same call. Logs under $OUT; the table, ratios to cuBLAS, last.

@@ -202,8 +202,7 @@ struct MeasuredEvaluator::Worker {
 
 MeasuredEvaluator::MeasuredEvaluator(MeasuredOptions options, std::string artifacts)
     : options_(std::move(options))
-    , artifacts_(std::move(artifacts))
-    , warmupSeconds_(options_.warmupSeconds) {
+    , artifacts_(std::move(artifacts)) {
     if (options_.compile.argv.empty() || options_.workerArgv.empty())
         fail("the measured evaluator needs a compile and a worker program");
     if (options_.devices.empty())
@@ -286,7 +285,7 @@ void MeasuredEvaluator::evaluate(std::vector<Candidate> const& batch, OnEvaluate
                 request["params"] = batch[i].params;
                 request["artifact"] = artifactOf(i);
                 request["warmup"] = options_.warmup;
-                request["warmup_seconds"] = warmupSeconds_.load();
+                request["warmup_seconds"] = options_.warmupSeconds;
                 request["repetitions"] = options_.repetitions;
                 request["max_repetitions"] = options_.maxRepetitions;
                 request["precision"] = options_.precision;

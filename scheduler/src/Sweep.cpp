@@ -164,8 +164,6 @@ SweepResult runSweep(Solver const& solver, Strategy& strategy, Evaluator& evalua
     for (std::size_t i : fastest)
         finalists.push_back({result.entries[i].point, result.entries[i].params});
     if (!finalists.empty()) {
-        if (options.finalistWarmupSeconds > 0)
-            evaluator.warmUpFor(options.finalistWarmupSeconds);
         evaluator.evaluate(finalists, [&](std::size_t k, Evaluation const& evaluation) {
             SweepEntry& entry = result.entries[fastest[k]];
             entry.evaluation = checkedTime(evaluation);

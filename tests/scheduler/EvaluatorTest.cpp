@@ -310,13 +310,9 @@ public:
             Evaluation e;
             e.ok = true;
             e.microseconds = next_ < first_.size() ? first_[next_++] : 12.0;
-            measuredWarm += warmedFor > 0;
             done(i, e);
         }
     }
-    void warmUpFor(double seconds) override { warmedFor = seconds; }
-    double warmedFor = 0;         ///< what the sweep last asked (Evaluator::warmUpFor)
-    std::size_t measuredWarm = 0; ///< candidates measured after a warm-up was asked
 
 private:
     std::vector<double> first_;
@@ -334,14 +330,10 @@ TEST(Sweep, ItsFinalistsAreMeasuredAgainAndTheNewTimesStand) {
     // The first point was lucky once (5 us), the second is steady at 11 us; both then measure 12.
     LuckyOnceEvaluator evaluator({5.0, 11.0, 20.0, 30.0});
     TuningDatabase db((dir / "db.jsonl").string());
-    SweepResult const r = runSweep(
-        solver, *strategy, evaluator, db, faultKey(),
-        {.budget = {.candidates = 4}, .batch = 4, .finalists = 2, .finalistWarmupSeconds = 0.25});
+    SweepResult const r = runSweep(solver, *strategy, evaluator, db, faultKey(),
+                                   {.budget = {.candidates = 4}, .batch = 4, .finalists = 2});
     ASSERT_EQ(r.entries.size(), 4u);
     EXPECT_EQ(r.retimed, 2u);
-    // Only the finalists are timed after a warm-up to the clocks of sustained load.
-    EXPECT_EQ(evaluator.warmedFor, 0.25);
-    EXPECT_EQ(evaluator.measuredWarm, 2u);
     EXPECT_EQ(r.entries[0].evaluation.microseconds, 12.0);
     EXPECT_EQ(r.entries[0].evaluation.extra.at("retimed"), 1);
     EXPECT_EQ(r.entries[1].evaluation.microseconds, 12.0);

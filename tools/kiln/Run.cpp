@@ -26,7 +26,7 @@ void addRun(CLI::App& app) {
         std::string command, pipeline, target;
         std::vector<std::string> params, sizes;
         int repetitions = 0, device = 0;
-        double warmupSeconds = 0.25;
+        double warmupSeconds = 0;
         bool specialize = false;
     };
     auto o = std::make_shared<Options>();
@@ -40,7 +40,7 @@ void addRun(CLI::App& app) {
     sub->add_option("--repetitions", o->repetitions, "Timed launches (0: check only)");
     sub->add_option("--warmup-seconds", o->warmupSeconds,
                     "Untimed launches for at least this long before timing, at the clocks the "
-                    "GPU holds under sustained load (as kiln tune times its finalists)")
+                    "GPU holds under sustained load (kiln tune --warmup-seconds does the same)")
         ->capture_default_str()
         ->check(CLI::Range(0.0, 60.0));
     sub->add_option("--device", o->device, "Device ordinal")->capture_default_str();

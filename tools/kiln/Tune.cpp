@@ -54,7 +54,7 @@ void addTune(CLI::App& app) {
         double seconds = 0, compileTimeout = 120, measureTimeout = 60, rankTimeout = 30;
         unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
         int workers = 1, warmup = 2, repetitions = 10, maxRepetitions = 200;
-        double precision = 0.01, measureSeconds = 1, finalistWarmup = 0.25;
+        double precision = 0.01, measureSeconds = 1, warmupSeconds = 0;
         bool quiet = false, specialize = false;
     };
     auto o = std::make_shared<Options>();
@@ -112,10 +112,11 @@ void addTune(CLI::App& app) {
     sub->add_option("--warmup", o->warmup, "Untimed runs per candidate")
         ->capture_default_str()
         ->check(CLI::Range(0, 100000));
-    sub->add_option("--finalist-warmup-seconds", o->finalistWarmup,
-                    "Seconds each of the three fastest points runs untimed before it is timed "
-                    "again, so that the winner is chosen at the clocks the GPU holds under "
-                    "sustained load, as kiln run sees it")
+    sub->add_option("--warmup-seconds", o->warmupSeconds,
+                    "Untimed launches of each candidate for at least this long before it is "
+                    "timed: every candidate then runs at the clocks the GPU holds under "
+                    "sustained load (a GEMM of 180 us ran 20% slower on an H100 after 0.25 s "
+                    "of launches than in a burst of 10)")
         ->capture_default_str()
         ->check(CLI::Range(0.0, 60.0));
     sub->add_option("--repetitions", o->repetitions, "Timed runs per candidate (the fewest)")
@@ -328,6 +329,7 @@ void addTune(CLI::App& app) {
                     .workerStartSeconds = 60,
                     .warmup = o->warmup,
                     .repetitions = o->repetitions,
+                    .warmupSeconds = o->warmupSeconds,
                     .maxRepetitions = o->maxRepetitions,
                     .precision = o->precision,
                     .maxSeconds = o->measureSeconds,
@@ -377,15 +379,11 @@ void addTune(CLI::App& app) {
             auto strategy = scheduler::makeStrategy(solver, strategyOptions);
 
             scheduler::ProgressPrinter printer(stderr, ::isatty(2) != 0);
-            // Measured sweeps time their three fastest points again at the end, after a warm-up
-            // to the clocks of sustained load: the fastest of many noisy measurements is biased
-            // low, by up to the GPU's run-to-run spread, and a short burst runs at boost clocks.
-            bool const measured = evaluatorName == "cuda";
+            // Measured sweeps time their three fastest points again at the end: the fastest of
+            // many noisy measurements is biased low, by up to the GPU's run-to-run spread.
             scheduler::SweepOptions sweepOptions{.budget = {o->budget, o->seconds},
                                                  .batch = batch,
-                                                 .finalists = measured ? 3u : 0u,
-                                                 .finalistWarmupSeconds =
-                                                     measured ? o->finalistWarmup : 0.0,
+                                                 .finalists = evaluatorName == "cuda" ? 3u : 0u,
                                                  .progress = {}};
             if (!o->quiet)
                 sweepOptions.progress = [&](scheduler::SweepProgress const& p) { printer(p); };

@@ -34,8 +34,8 @@ struct DeviceRunOptions {
     std::uint64_t seed = 7;
     int warmup = 3;
     /// Untimed launches go on for at least this long, so that timing starts at the clocks the
-    /// GPU holds under sustained load: a GEMM of 1.5 ms timed in a 15 ms burst ran up to 11%
-    /// faster on an H100 than over 170 ms, the power limit lowering the clock.
+    /// GPU holds under sustained load: on an H100 the 4096^3 f16 GEMM took 182 us in bursts of
+    /// 10 launches and 225 us after 0.25 s of launches (2026-11-26-h100-floors-3.md).
     double warmupSeconds = 0;
     int repetitions = 0; ///< timed launches (the fewest, when adaptive); 0: check only
     /// Adaptive timing: above `repetitions`, timing goes on in rounds until the median is known

@@ -64,10 +64,6 @@ public:
     /// from `done` too: the counters are atomic, not guarded by the evaluator's lock.
     virtual double compileSeconds() const { return 0; }
     virtual double measureSeconds() const { return 0; }
-    /// From now on, each candidate runs untimed for at least `seconds` before it is timed, at
-    /// the clocks the GPU holds under sustained load (DeviceRunOptions::warmupSeconds). An
-    /// evaluator that times nothing on a GPU ignores it.
-    virtual void warmUpFor(double /*seconds*/) {}
 };
 
 /// How candidates are compiled: one child process per compile, several at once.
@@ -123,7 +119,8 @@ struct MeasuredOptions {
     double measureTimeoutSeconds = 30;   ///< per candidate (the watchdog)
     double workerStartSeconds = 60;      ///< for a worker's "ready" line
     int warmup = 3, repetitions = 20;    ///< repetitions: the fewest timed runs
-    double warmupSeconds = 0;            ///< untimed runs for at least this long (DeviceRun.h)
+    /// Untimed runs of each candidate for at least this long (DeviceRunOptions::warmupSeconds).
+    double warmupSeconds = 0;
     /// Timing goes on until the median is known within `precision` (95% confidence, relative),
     /// or after `maxRepetitions` runs or `maxSeconds` of them (workers that time on their own).
     int maxRepetitions = 0; ///< 0: exactly `repetitions`
@@ -149,7 +146,6 @@ public:
     void evaluate(std::vector<Candidate> const& batch, OnEvaluated const& done) override;
     double compileSeconds() const override { return compileSeconds_.load(); }
     double measureSeconds() const override { return measureSeconds_.load(); }
-    void warmUpFor(double seconds) override { warmupSeconds_ = seconds; }
     /// What the first worker said it measures on ("NVIDIA H100 80GB HBM3"), once started.
     std::string device() const { return device_; }
 
@@ -159,7 +155,7 @@ private:
     std::string artifacts_;
     std::vector<std::unique_ptr<Worker>> workers_;
     std::string device_;
-    std::atomic<double> compileSeconds_ = 0, measureSeconds_ = 0, warmupSeconds_ = 0;
+    std::atomic<double> compileSeconds_ = 0, measureSeconds_ = 0;
     std::size_t counter_ = 0;
 };
 

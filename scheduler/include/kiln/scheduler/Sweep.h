@@ -61,10 +61,6 @@ struct SweepOptions {
     /// earlier). The fastest of many noisy measurements is biased low: measured again, the
     /// winner's time is what a later run of it finds. 0: none (a cost model needs none).
     std::size_t finalists = 0;
-    /// Seconds each finalist runs untimed before it is timed again (Evaluator::warmUpFor): the
-    /// winner is then chosen at the clocks the GPU holds under sustained load, as `kiln run`
-    /// and the peers' timers see it, not at the boost of a short burst.
-    double finalistWarmupSeconds = 0;
     std::function<void(SweepProgress const&)> progress;
 };
 

@@ -50,8 +50,10 @@ for s in $STEPS; do
             --section LaunchStats "$KILN" run examples/gemm-f16.json \
             --pipeline rules/gemm.pipeline.json --params "$params" "${sizes[@]}" \
             --repetitions 2 >"$OUT/ncu-$name.log" 2>&1 || status=1
-        # The value of a "Name  Unit  Value" row of the sections.
-        value() { awk -v k="$1" 'index($0, k) == 1 { v = $NF } END { print (v == "" ? "-" : v) }' \
+        # The value of the first "Name  Unit  Value" row of that name (Speed Of Light's
+        # Memory Throughput in %, not Memory Workload Analysis's in GB/s).
+        value() { awk -v k="$1" 'index($0, k) == 1 && v == "" { v = $NF }
+                                 END { print (v == "" ? "-" : v) }' \
             <(sed 's/^ *//' "$OUT/ncu-$name.log"); }
         metrics="$(value 'Compute (SM) Throughput') $(value 'Memory Throughput') \
 $(value 'DRAM Throughput') $(value 'L2 Hit Rate') $(value 'Registers Per Thread') \

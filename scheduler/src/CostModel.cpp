@@ -501,9 +501,9 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
     // (2026-11-26-h100-issue19.md).
     double passes = 1;
     if (reduction) {
-        double const reduces = double(std::count_if(
-            p.operations.begin(), p.operations.end(),
-            [](std::string const& op) { return op.starts_with("Reduce "); }));
+        double const reduces =
+            double(std::count_if(p.operations.begin(), p.operations.end(),
+                                 [](std::string const& op) { return op.starts_with("Reduce "); }));
         bool const writesRows =
             p.writtenBytes >= double(p.m * p.n) * sizeInBytes(p.outputType) && p.n > 1;
         passes = std::max(1.0, reduces + (writesRows ? 1 : 0));
@@ -535,8 +535,7 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
         runs =
             std::max(0.5, 1 - kLossPerHalving * std::max(0.0, std::log2(kFullRateRunBytes / run)));
     }
-    e.memoryUs =
-        (e.dramBytes + repassBytes) / (mc.bandwidth * e.latencyHiding * busy * runs) * 1e6;
+    e.memoryUs = (e.dramBytes + repassBytes) / (mc.bandwidth * e.latencyHiding * busy * runs) * 1e6;
     e.computeUs = p.flops() / (factOr(a, "peak_fp32_gflops", 1000) * 1e9 * busy) * 1e6;
     e.microseconds = std::max(e.memoryUs, e.computeUs) + kLaunchMicroseconds;
     return e;

@@ -598,6 +598,35 @@ void KernelWalker<Register>::reduce(Id op, Operation const& o) {
 // combines the same two values in either order), then through shared memory, where every
 // workitem reads its row's groups' values in one order. The workitem with lane 0 stores.
 template <class Register>
+RowPass KernelWalker<Register>::beginRowPass(Held<Register> const& held, Reduction const& r,
+                                             CooperativeRows const& rows, bool computed) {
+    RowPass pass;
+    pass.memory = computed ? 0 : graph_.mapping.get(r.view, role::source);
+    for (Id u : rows.unrolled) {
+        pass.sizes.push_back(constantSize(graph_, u, "the elements a workitem reads in each step"));
+        pass.steps *= pass.sizes.back();
+    }
+    pass.chunks = graph_.coordinates.node(rows.chunk).size;
+    if (!pass.chunks)
+        throw UserError(
+            fmt::format("the chunks of a Reduce's rows (#{}) have no size", rows.chunk));
+    pass.lane = known().at(rows.lanes);
+    for (auto const& element : held.elements)
+        for (Id a : r.destAxes)
+            if (!equal(substitute(element.at(a), {{rows.lanes, literal(1)}}), element.at(a)))
+                throw UserError(fmt::format("the Reduce's result differs between the workitems "
+                                            "(#{}) that share its rows",
+                                            rows.lanes));
+    // A row of a single chunk for this problem: its loads are held for the next passes.
+    pass.single = singleChunk(pass.chunks);
+    if (pass.single) {
+        shifted_[rows.chunk] = literal(0);
+        holdingRows_ = true;
+    }
+    return pass;
+}
+
+template <class Register>
 void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Register>& held,
                                                  Reduction const& r, CooperativeRows const& rows) {
     // A source computed from rows (KernelWalkerRows.cpp) is computed chunk by chunk.
@@ -606,30 +635,12 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
         graph_.control.node(r.view).kind != OperationKind::LoadLinear)
         throw UserError("a Reduce whose workitems share rows reads a tensor in global memory; "
                         "a staged tile is not written yet");
-    Id const memory = computed ? 0 : graph_.mapping.get(r.view, role::source);
-    std::vector<std::int64_t> sizes;
-    std::int64_t steps = 1;
-    for (Id u : rows.unrolled) {
-        sizes.push_back(constantSize(graph_, u, "the elements a workitem reads in each step"));
-        steps *= sizes.back();
-    }
-    ExprPtr const chunks = graph_.coordinates.node(rows.chunk).size;
-    if (!chunks)
-        throw UserError(
-            fmt::format("the chunks of a Reduce's rows (#{}) have no size", rows.chunk));
-    ExprPtr const lane = known().at(rows.lanes);
-    for (auto const& element : held.elements)
-        for (Id a : r.destAxes)
-            if (!equal(substitute(element.at(a), {{rows.lanes, literal(1)}}), element.at(a)))
-                throw UserError(fmt::format("the Reduce's result differs between the workitems "
-                                            "(#{}) that share its rows",
-                                            rows.lanes));
-    // A row of a single chunk for this problem: its loads are held for the next passes.
-    bool const single = singleChunk(chunks);
-    if (single) {
-        shifted_[rows.chunk] = literal(0);
-        holdingRows_ = true;
-    }
+    RowPass const pass = beginRowPass(held, r, rows, computed);
+    Id const memory = pass.memory;
+    std::vector<std::int64_t> const& sizes = pass.sizes;
+    std::int64_t const steps = pass.steps;
+    ExprPtr const &chunks = pass.chunks, &lane = pass.lane;
+    bool const single = pass.single;
     // Every row the workitem holds is combined in one loop over the chunks, a chunk's elements
     // one held value: the rows' elements at one step side by side where the rows are
     // consecutive in memory (column-major: ROW_VEC rows read with one vector load per column),

@@ -122,6 +122,16 @@ struct ElementwiseRun {
 /// Where the row is split over workgroups as well (`parts`: split-rows-over-workgroups), each
 /// workgroup reads a contiguous span of it, and the parts' values meet in a workspace
 /// (KernelWalkerSplitRows.cpp).
+/// What one pass over a Reduce's shared rows reads (KernelWalker::beginRowPass()).
+struct RowPass {
+    Id memory = 0;                   ///< the tensor read; 0 where the rows are computed
+    std::vector<std::int64_t> sizes; ///< the elements a workitem reads in each step, by axis
+    std::int64_t steps = 1;          ///< their product
+    ExprPtr chunks;                  ///< the chunks of a row
+    ExprPtr lane;                    ///< the workitem's lane in its row
+    bool single = false;             ///< a row of one chunk, whose loads are held
+};
+
 struct CooperativeRows {
     Id lanes = 0;               ///< the Workitem dimension whose workitems share a row
     std::int64_t count = 1;     ///< how many share one (the dimension's size, a power of two)
@@ -229,6 +239,12 @@ protected:
     /// of its row (combineAcrossLanes()) and through shared memory (writeScratch()).
     void reduceCooperatively(Operation const& o, Held<Register>& held, Reduction const& r,
                              CooperativeRows const& rows);
+    /// The pass over `rows` of Reduce `r` (whose result `held` holds; `computed`: its rows are
+    /// computed, not loaded), for reduceCooperatively() and reduceOnline(): UserErrors for a
+    /// step of sizes that are not constants, chunks without a size and a result that differs
+    /// between the workitems of a row. A row of one chunk is held for the next passes.
+    RowPass beginRowPass(Held<Register> const& held, Reduction const& r,
+                         CooperativeRows const& rows, bool computed);
     /// `acc` (of `type`), each workitem's partial value of its row, combined over the row's
     /// workitems: over the lanes of a group (combineAcrossLanes()), then through shared memory;
     /// the register that holds the row's value in every workitem of the row.

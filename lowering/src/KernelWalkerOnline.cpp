@@ -91,29 +91,12 @@ void KernelWalker<Register>::reduceOnline(MaxExpSum const& p, Held<Register>& he
         throw UserError(fmt::format("the row sums (value#{}) of the online softmax are held with "
                                     "another layout than its row maxima (value#{})",
                                     p.sum, p.max));
-    Id const memory = computed ? 0 : graph_.mapping.get(r.view, role::source);
-    std::vector<std::int64_t> sizes;
-    std::int64_t steps = 1;
-    for (Id u : rows.unrolled) {
-        sizes.push_back(constantSize(graph_, u, "the elements a workitem reads in each step"));
-        steps *= sizes.back();
-    }
-    ExprPtr const chunks = graph_.coordinates.node(rows.chunk).size;
-    if (!chunks)
-        throw UserError(
-            fmt::format("the chunks of a Reduce's rows (#{}) have no size", rows.chunk));
-    ExprPtr const lane = known().at(rows.lanes);
-    for (auto const& element : held.elements)
-        for (Id a : r.destAxes)
-            if (!equal(substitute(element.at(a), {{rows.lanes, literal(1)}}), element.at(a)))
-                throw UserError(fmt::format("the Reduce's result differs between the workitems "
-                                            "(#{}) that share its rows",
-                                            rows.lanes));
-    bool const single = singleChunk(chunks);
-    if (single) {
-        shifted_[rows.chunk] = literal(0);
-        holdingRows_ = true;
-    }
+    RowPass const pass = beginRowPass(held, r, rows, computed);
+    Id const memory = pass.memory;
+    std::vector<std::int64_t> const& sizes = pass.sizes;
+    std::int64_t const steps = pass.steps;
+    ExprPtr const &chunks = pass.chunks, &lane = pass.lane;
+    bool const single = pass.single;
     // The exps compute as the Command's Assign of them does (Precision.h); the running values
     // in f32, from -FLT_MAX (finite: exp(m - n) of two equal lowest values is 1, not NaN).
     Precision const expPrecision = assignPrecision(graph_, p.expOp);

@@ -31,6 +31,7 @@ namespace {
 
 constexpr std::int64_t kSwizzleBytes = 128; // one row of a swizzle atom
 constexpr std::int64_t kAtomBytes = 8 * kSwizzleBytes;
+constexpr std::uint64_t kAddressField = (1u << 14) - 1; // a descriptor's start address, >> 4
 
 // One operand as wgmma reads it: the staged tile and where the warpgroup's part starts.
 struct Operand {
@@ -131,6 +132,12 @@ void PtxCodegen::multiplyOnWarpgroups(WarpgroupPlan const& wg, MmaPlan const& pl
         writer_.instruction(fmt::format("add.u32 {}, {}, {}", address, sharedBase_, narrow));
         writer_.instruction(fmt::format("cvt.u64.u32 {}, {}", start, address));
         writer_.instruction(fmt::format("shr.u64 {0}, {0}, 4", start));
+        // The field holds 14 bits: an address in a workgroup's own shared memory. Under a
+        // thread-block cluster a workgroup's shared::cta addresses carry its rank above them
+        // (they are its shared::cluster addresses), and the bits past the field would spill
+        // into the leading byte offset: wgmma would read the second column block of an
+        // MN-major operand from the wrong place in every workgroup but the first.
+        writer_.instruction(fmt::format("and.b64 {0}, {0}, {1}", start, kAddressField));
         std::uint64_t const leading =
             transposed ? static_cast<std::uint64_t>(swizzle.rows * kSwizzleBytes) >> 4 : 1;
         std::uint64_t const fields = leading << 16 |

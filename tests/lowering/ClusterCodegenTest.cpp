@@ -126,6 +126,18 @@ TEST(ClusterCodegen, TwoWorkgroupsAlongMShareBAndEachMulticastsHalfOfIt) {
     EXPECT_EQ(kernel.sharedBytes, 4u * (128 * 64 + 64 * 256) * 2 + 2 * 4 * 8);
 }
 
+TEST(ClusterCodegen, EveryMatrixDescriptorKeepsItsAddressInTheFourteenBitField) {
+    // In a cluster a workgroup's shared addresses carry its rank above the 18 bits of its own
+    // shared memory. The descriptor's start address is 14 bits (the address >> 4); a bit past
+    // them spilled into the leading byte offset, and wgmma read the second 64-column block of
+    // an N-major B from the wrong place in the cluster's second workgroup (found on an H100:
+    // only rank 1's columns 64-127 of every 128 wrong, with or without multicast).
+    auto const kernel = emit("gemm-f16.json", clustered(128, 128, 3, 2, 1, 0));
+    std::size_t const descriptors = occurrences(kernel.code, ", 4;\n    and.b64 ");
+    EXPECT_EQ(descriptors, 2u); // A's and B's
+    EXPECT_EQ(occurrences(kernel.code, ", 16383;\n    or.b64 "), descriptors);
+}
+
 TEST(ClusterCodegen, TwoWorkgroupsAlongNShareA) {
     // 128 x 128 tiles, neighbours along N: A's box of 64 x 128 is split into two of 64 rows, B
     // (two boxes of 64 x 64) is each workgroup's own.

@@ -17,9 +17,9 @@
 //
 // A copy is overwritten in every workgroup of the cluster, so every workgroup must be done with
 // it first: with a producer warpgroup, each consumer warp arrives on the "empty" mbarrier of its
-// own workgroup and on the same mbarrier of each peer (mapa, mbarrier.arrive.release.cluster),
-// which counts the consumer warps of the whole cluster; the producer waits on it with cluster
-// scope. Without one, the pipeline's barrier each iteration is the cluster's (barrier.cluster).
+// own workgroup and on the same mbarrier of each peer (mapa, mbarrier.arrive.shared::cluster),
+// which counts the consumer warps of the whole cluster, and the producer waits on it. Without one,
+// the pipeline's barrier each iteration is the cluster's (barrier.cluster, its arrive relaxed).
 // The mbarriers are initialised before a barrier of the cluster (no peer arrives on or copies
 // into a workgroup before its mbarriers exist), and the kernel ends with another (no workgroup
 // exits while a peer may still copy into it or arrive on its mbarriers).
@@ -39,12 +39,6 @@ std::string PtxCodegen::clusterRank() {
     return clusterRank_;
 }
 
-void PtxCodegen::clusterBarrier(bool aligned) {
-    std::string_view const a = aligned ? ".aligned" : "";
-    writer_.instruction(fmt::format("barrier.cluster.arrive.release{}", a));
-    writer_.instruction(fmt::format("barrier.cluster.wait.acquire{}", a));
-}
-
 void PtxCodegen::mbarriersInitialized() {
     writer_.instruction("fence.mbarrier_init.release.cluster");
     stageBarrier();
@@ -55,19 +49,32 @@ void PtxCodegen::mbarriersInitialized() {
 // The producers' way out is their own: joined with the consumers' at the kernel's end, one label
 // would have both paths meet where the producers' registers are few (setmaxnreg.dec).
 void PtxCodegen::leaveCluster() {
-    clusterBarrier(/*aligned=*/false);
+    writer_.instruction("barrier.cluster.arrive.release");
+    writer_.instruction("barrier.cluster.wait.acquire");
     writer_.instruction("ret");
 }
 
+// Within the pipeline the cluster's barrier orders work, not memory: what it waits for (the
+// peers' wgmma reads of a copy, done by wgmma.wait_group) and what follows it (the copy engine's
+// next writes) are the async proxy's, so its arrive is relaxed; with .release, a fence of the
+// cluster's scope on every workitem each K step, the 4096^3 kernel ran 60% slower.
 void PtxCodegen::stageBarrier() {
-    if (clustered())
-        clusterBarrier(/*aligned=*/true);
-    else
+    if (!clustered()) {
         writer_.instruction("bar.sync 0");
+        return;
+    }
+    writer_.instruction("barrier.cluster.arrive.relaxed.aligned");
+    writer_.instruction("barrier.cluster.wait.aligned");
 }
 
 // The peer's rank is read where it is needed rather than kept: the consumers' loop holds the
 // accumulators, and one register more across it spilled the persistent kernels of 128 x 256 tiles.
+// The remote arrival has the default semantics (release at the workgroup's scope), as the
+// producer's wait has (acquire, likewise), as in CUTLASS's pipelines: the consumers' reads it
+// releases are wgmma's, complete by wgmma.wait_group, and what it lets happen is the copy
+// engine's write. With .release.cluster and .acquire.cluster, fences of the cluster's scope on
+// every arrival and wait, the 4096^3 persistent kernel ran at 323 us against 203 us (the H100,
+// bench/results/2026-11-26-h100-clusters-fix.md).
 void PtxCodegen::releaseCopy(std::string const& predicate, std::string const& empty) {
     writer_.instruction(
         fmt::format("@{} mbarrier.arrive.shared::cta.b64 _, [{}]", predicate, empty));
@@ -80,8 +87,8 @@ void PtxCodegen::releaseCopy(std::string const& predicate, std::string const& em
     writer_.instruction(fmt::format("mov.u32 {}, %cluster_ctarank", peer));
     writer_.instruction(fmt::format("xor.b32 {0}, {0}, 1", peer));
     writer_.instruction(fmt::format("mapa.shared::cluster.u32 {}, {}, {}", remote, empty, peer));
-    writer_.instruction(fmt::format(
-        "@{} mbarrier.arrive.release.cluster.shared::cluster.b64 _, [{}]", predicate, remote));
+    writer_.instruction(
+        fmt::format("@{} mbarrier.arrive.shared::cluster.b64 _, [{}]", predicate, remote));
 }
 
 bool PtxCodegen::sharedAcrossCluster(std::array<ExprPtr, 3> const& origin) const {

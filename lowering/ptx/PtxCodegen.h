@@ -193,10 +193,8 @@ private:
     void emitTmaPipeline(Pipeline const& pipeline);
     void produceTma(Pipeline const& pipeline, std::int64_t shift, std::string const& base,
                     std::string const& full, ExprPtr const& issuer);
-    /// `cluster`: the phase completes by arrivals of other workgroups of the cluster too, so
-    /// the wait acquires at cluster scope.
     void waitOnMbarrier(std::string const& barrier, std::string const& phase,
-                        std::int64_t polls = 0, bool cluster = false);
+                        std::int64_t polls = 0);
     void nextCopy(Pipeline const& pipeline, std::string const& first, std::string const& data,
                   std::vector<std::pair<std::string, std::string>> const& barriers,
                   std::string const& phase);
@@ -217,9 +215,6 @@ private:
     bool clustered() const;
     /// The u32 register of %cluster_ctarank, read the first time.
     std::string clusterRank();
-    /// barrier.cluster.arrive.release then wait.acquire (`aligned`: every workitem of each warp
-    /// executes it together).
-    void clusterBarrier(bool aligned);
     /// After the pipeline's mbarriers are initialised: the fence that shows them to the copy
     /// engine and to the cluster, and a barrier of the workgroup, or of the cluster (no peer
     /// arrives on them or copies into this workgroup before they exist; the cluster rank is

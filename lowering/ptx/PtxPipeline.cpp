@@ -479,7 +479,7 @@ void PtxCodegen::produceTma(Pipeline const& pl, std::int64_t shift, std::string 
 // `polls`, a wait that has not completed after that many polls traps: a pipeline whose phases
 // never complete is a bug, and the launch fails instead of holding the GPU.
 void PtxCodegen::waitOnMbarrier(std::string const& barrier, std::string const& phase,
-                                std::int64_t polls, bool cluster) {
+                                std::int64_t polls) {
     std::string const wait = writer_.newLabel("wait"), ready = writer_.newRegister(PtxType::Pred);
     std::string count;
     if (polls > 0) {
@@ -487,8 +487,8 @@ void PtxCodegen::waitOnMbarrier(std::string const& barrier, std::string const& p
         writer_.instruction(fmt::format("mov.u32 {}, 0", count));
     }
     writer_.label(wait);
-    writer_.instruction(fmt::format("mbarrier.try_wait.parity{}.shared::cta.b64 {}, [{}], {}",
-                                    cluster ? ".acquire.cluster" : "", ready, barrier, phase));
+    writer_.instruction(
+        fmt::format("mbarrier.try_wait.parity.shared::cta.b64 {}, [{}], {}", ready, barrier, phase));
     if (polls <= 0) {
         writer_.instruction(fmt::format("@!{} bra {}", ready, wait));
         return;
@@ -757,7 +757,7 @@ void PtxCodegen::produceSlices(Pipeline const& pl, Ring const& ring, ExprPtr con
     writer_.pushScope();
     std::string const p = writer_.emit(pl.o.expression, DataType::Bool, bindings());
     writer_.instruction(fmt::format("@!{} bra {}", p, done));
-    waitOnMbarrier(ring.empty, ring.phase, kMbarrierPolls, clustered());
+    waitOnMbarrier(ring.empty, ring.phase, kMbarrierPolls);
     produceTma(pl, 0, ring.data, ring.full, issuer);
     operation(pl.increment);
     nextCopy(pl, sharedBase_, ring.data,

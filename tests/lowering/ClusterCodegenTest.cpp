@@ -97,19 +97,20 @@ TEST(ClusterCodegen, TwoWorkgroupsAlongMShareBAndEachMulticastsHalfOfIt) {
                                        "49152;"),
               1u);
     // The empty mbarriers count the consumer warps of both workgroups: each arrives on its own
-    // and on its peer's (mapa), and the producer waits with cluster scope.
+    // and on its peer's (mapa), and the producer waits on its own. Neither the arrival nor the
+    // wait is ordered at the cluster's scope: such fences on each cost the H100 60%.
     EXPECT_EQ(occurrences(kernel.code, "], 16;"), 4u);
     EXPECT_EQ(occurrences(kernel.code, "mbarrier.arrive.shared::cta.b64 _, ["), 1u);
     EXPECT_EQ(occurrences(kernel.code, "mapa.shared::cluster.u32"), 1u);
-    EXPECT_EQ(occurrences(kernel.code, "mbarrier.arrive.release.cluster.shared::cluster.b64 _, ["),
+    EXPECT_EQ(occurrences(kernel.code, "mbarrier.arrive.shared::cluster.b64 _, ["),
               1u);
-    EXPECT_EQ(occurrences(kernel.code, "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64"),
-              1u);
+    EXPECT_EQ(occurrences(kernel.code, "release.cluster.shared::cluster"), 0u);
+    EXPECT_EQ(occurrences(kernel.code, ".acquire.cluster"), 0u);
     // A barrier of the cluster after the mbarriers' initialization (aligned: every workitem is
     // there) and one before each way out of the kernel, the producers' and the consumers' (not
     // aligned: each comes from a branch); none of the workgroup's alone.
-    EXPECT_EQ(occurrences(kernel.code, "barrier.cluster.arrive.release.aligned;\n    "
-                                       "barrier.cluster.wait.acquire.aligned;"),
+    EXPECT_EQ(occurrences(kernel.code, "barrier.cluster.arrive.relaxed.aligned;\n    "
+                                       "barrier.cluster.wait.aligned;"),
               1u);
     EXPECT_EQ(occurrences(kernel.code, "barrier.cluster.arrive.release;\n    "
                                        "barrier.cluster.wait.acquire;\n    ret;"),
@@ -163,7 +164,7 @@ TEST(ClusterCodegen, WithoutAProducerEachIterationWaitsForTheCluster) {
     // iteration is the cluster's, and so is the one after the mbarriers' initialization.
     auto const kernel = emit("gemm-f16.json", clustered(128, 256, 4, 2, 1, 0));
     EXPECT_EQ(occurrences(kernel.code, "bar.sync 0"), 0u);
-    EXPECT_EQ(occurrences(kernel.code, "barrier.cluster.arrive.release.aligned;"), 2u);
+    EXPECT_EQ(occurrences(kernel.code, "barrier.cluster.arrive.relaxed.aligned;"), 2u);
     EXPECT_EQ(occurrences(kernel.code, "barrier.cluster.arrive.release;"), 1u);
     // Two stages ahead (one wgmma group in flight) and one in the loop, 4 halves of B each.
     EXPECT_EQ(occurrences(kernel.code, kMulticast), 3u * 4);
@@ -300,21 +301,21 @@ TEST(ClusterCodegen, PersistentClustersStepByClusters) {
     EXPECT_EQ(*manifestOf(kernel).cluster, (runtime::Dim3{2, 1, 1}));
     EXPECT_GT(manifestOf(kernel).workgroupsPerMultiprocessor, 0u);
     EXPECT_EQ(occurrences(kernel.code, "mbarrier.init.shared::cta.b64"), 8u);
-    EXPECT_EQ(occurrences(kernel.code, "barrier.cluster.arrive.release.aligned;"), 1u);
+    EXPECT_EQ(occurrences(kernel.code, "barrier.cluster.arrive.relaxed.aligned;"), 1u);
     // The producer's loop and the consumers' loop over tiles, each leaving through the cluster's
     // barrier on its own path.
     EXPECT_EQ(occurrences(kernel.code, "barrier.cluster.arrive.release;\n    "
                                        "barrier.cluster.wait.acquire;\n    ret;"),
               2u);
     EXPECT_EQ(occurrences(kernel.code, kMulticast), 4u);
-    EXPECT_EQ(occurrences(kernel.code, "mbarrier.arrive.release.cluster.shared::cluster.b64"),
+    EXPECT_EQ(occurrences(kernel.code, "mbarrier.arrive.shared::cluster.b64"),
               2u); // each slice's, and each tile's last
     // Without a producer, the barrier between tiles is the cluster's too: the next tile's first
     // copies multicast into what the peer read last.
     schedule["WARP_SPECIALIZE"] = 0;
     auto const plain = emit("gemm-f16.json", schedule);
     EXPECT_EQ(occurrences(plain.code, "bar.sync"), 0u);
-    EXPECT_EQ(occurrences(plain.code, "barrier.cluster.arrive.release.aligned;"), 3u);
+    EXPECT_EQ(occurrences(plain.code, "barrier.cluster.arrive.relaxed.aligned;"), 3u);
 }
 
 class ClusterPtxas

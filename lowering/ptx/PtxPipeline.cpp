@@ -487,8 +487,8 @@ void PtxCodegen::waitOnMbarrier(std::string const& barrier, std::string const& p
         writer_.instruction(fmt::format("mov.u32 {}, 0", count));
     }
     writer_.label(wait);
-    writer_.instruction(
-        fmt::format("mbarrier.try_wait.parity.shared::cta.b64 {}, [{}], {}", ready, barrier, phase));
+    writer_.instruction(fmt::format("mbarrier.try_wait.parity.shared::cta.b64 {}, [{}], {}", ready,
+                                    barrier, phase));
     if (polls <= 0) {
         writer_.instruction(fmt::format("@!{} bra {}", ready, wait));
         return;

@@ -102,8 +102,7 @@ TEST(ClusterCodegen, TwoWorkgroupsAlongMShareBAndEachMulticastsHalfOfIt) {
     EXPECT_EQ(occurrences(kernel.code, "], 16;"), 4u);
     EXPECT_EQ(occurrences(kernel.code, "mbarrier.arrive.shared::cta.b64 _, ["), 1u);
     EXPECT_EQ(occurrences(kernel.code, "mapa.shared::cluster.u32"), 1u);
-    EXPECT_EQ(occurrences(kernel.code, "mbarrier.arrive.shared::cluster.b64 _, ["),
-              1u);
+    EXPECT_EQ(occurrences(kernel.code, "mbarrier.arrive.shared::cluster.b64 _, ["), 1u);
     EXPECT_EQ(occurrences(kernel.code, "release.cluster.shared::cluster"), 0u);
     EXPECT_EQ(occurrences(kernel.code, ".acquire.cluster"), 0u);
     // A barrier of the cluster after the mbarriers' initialization (aligned: every workitem is

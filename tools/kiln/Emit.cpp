@@ -1,13 +1,16 @@
 // kiln emit CMD.json [--pipeline P.json | --pipelines DIR] [--params A=1] [--target T] [-o DIR]
+//           [--specialize --size N=8192]
 // Translates a Command, lowers it through a pipeline (without --pipeline, the first of DIR's
 // *.pipeline.json, default rules/, whose lowered graph the code generator can write) and writes
-// the kernel's code and manifest:
-// DIR/ENTRY.ptx and DIR/ENTRY.manifest.json for NVIDIA targets; for AMD targets (gfx90a, gfx942,
-// gfx1100) the assembly DIR/ENTRY.s, its code object DIR/ENTRY.hsaco (assembled in memory,
-// runtime/Assembler.h) and the manifest. Without -o, the code goes to stdout. Without --target,
-// the target is arch-db's first default target.
+// the kernel's code and manifest (with --specialize, the kernel made for the problem's sizes
+// only, the one `kiln run --specialize` and `kiln tune --specialize` run;
+// lowering::CodegenOptions::sizes): DIR/ENTRY.ptx and DIR/ENTRY.manifest.json for NVIDIA targets;
+// for AMD targets (gfx90a, gfx942, gfx1100) the assembly DIR/ENTRY.s, its code object
+// DIR/ENTRY.hsaco (assembled in memory, runtime/Assembler.h) and the manifest. Without -o, the code
+// goes to stdout. Without --target, the target is arch-db's first default target.
 #include "Output.h"
 #include "Params.h"
+#include "Problem.h"
 #include "Subcommands.h"
 #include "kiln/arch-db/ArchLibrary.h"
 #include "kiln/graph/CommandJson.h"
@@ -26,7 +29,8 @@ namespace kiln::cli {
 void addEmit(CLI::App& app) {
     struct Options {
         std::string command, pipeline, pipelines = "rules", target, output;
-        std::vector<std::string> params;
+        std::vector<std::string> params, sizes;
+        bool specialize = false;
     };
     auto o = std::make_shared<Options>();
     auto* sub = app.add_subcommand("emit", "Lower a Command and write its kernel and manifest");
@@ -42,12 +46,20 @@ void addEmit(CLI::App& app) {
                     "Target: one of arch-db's (default: its first default target; `kiln arch "
                     "list` shows both)");
     sub->add_option("-o,--output", o->output, "Folder for ENTRY.ptx and ENTRY.manifest.json");
+    sub->add_option("--size", o->sizes,
+                    "Problem size, NAME=VALUE (repeatable; with --specialize)");
+    sub->add_flag("--specialize", o->specialize,
+                  "Emit the kernel for the problem's sizes only (the Command's defaults and "
+                  "--size), as `kiln run --specialize` and `kiln tune --specialize` do");
     sub->callback([o] {
         Command const command = loadCommand(o->command);
         if (o->target.empty())
             o->target = arch::ArchLibrary::instance().defaultTarget();
-        lowering::CompileOptions const options{.target = o->target,
-                                               .parameters = parseParams(o->params)};
+        lowering::CompileOptions options{.target = o->target, .parameters = parseParams(o->params)};
+        if (o->specialize)
+            options.sizes = sizesOf(command, problemOf(command, o->sizes));
+        else if (!o->sizes.empty())
+            fail("--size sets the sizes of a kernel made for one problem: give --specialize");
         // The graph lowered by `file`, and the kernel written from it.
         auto emitWith = [&](std::string const& file) {
             rules::Pipeline const pipeline = rules::loadPipeline(file);

@@ -721,7 +721,13 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
 
 // Over the lanes of a group of 32 (a butterfly: every lane ends with the group's value, the same
 // bits in each, since each step combines the same two values in either order), then through
-// shared memory, where every workitem reads its row's groups' values in one order.
+// shared memory. Where a row's lanes are consecutive (whole groups of 32 a row), lane l of each
+// group reads group l % G's value (G groups a row) and a second butterfly over G lanes combines
+// them: one shared read and log2(G) exchanges a workitem. Reading all G values in every workitem
+// instead cost G reads and G dependent combines a workitem, G^2 group-wide reads a row (1024 at
+// 1024 lanes a row), and, with the reads issued together, 2 x G registers, on the path of a
+// held-row layer norm over 1024 lanes, one workgroup a multiprocessor, from its one load to its
+// store. Rows whose lanes lie further apart read every group's value in one order.
 template <class Register>
 Register KernelWalker<Register>::combineAcrossRow(Combine combine, Register const& acc,
                                                   DataType type, CooperativeRows const& rows) {
@@ -740,10 +746,21 @@ Register KernelWalker<Register>::combineAcrossRow(Combine combine, Register cons
     barrier();
     Register const total = combineIdentity(combine, type);
     ExprPtr const first = me - lane * literal(rows.stride);
-    for (std::int64_t g = 0; g < rows.count / group; ++g)
-        combineInto(combine, total, type,
-                    readScratch(type, simplify(first + literal(g * group * rows.stride))), type,
-                    {});
+    std::int64_t const groups = rows.count / group;
+    if (rows.stride == 1 && group == kLaneGroup && groups <= kLaneGroup) {
+        // l % G as l & (G - 1): G is a power of two and l >= 0, which a modulo's signed
+        // arithmetic does not know (AMDGCN wrote it as a 64-bit signed remainder).
+        ExprPtr const slot =
+            first + binary(BinaryOp::BitwiseAnd, lane, literal(groups - 1)) * literal(group);
+        combineInto(combine, total, type, readScratch(type, simplify(slot)), type, {});
+        for (std::int64_t d = groups / 2; d >= 1; d /= 2)
+            combineAcrossLanes(combine, total, type, d);
+    } else {
+        for (std::int64_t g = 0; g < groups; ++g)
+            combineInto(combine, total, type,
+                        readScratch(type, simplify(first + literal(g * group * rows.stride))), type,
+                        {});
+    }
     barrier(); // the scratch is free again for the next exchange
     return total;
 }

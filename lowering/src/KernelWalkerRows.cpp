@@ -99,17 +99,25 @@ void KernelWalker<Register>::computeRowPart(Id value, Held<Register>& part) {
             throw UserError(fmt::format("value#{} is read again along its rows from a {}; only "
                                         "a tensor in global memory is written",
                                         value, name(graph_.control.node(op).kind)));
-        // Loaded by an earlier pass at the same elements (every pass a single chunk): held.
+        // Loaded by an earlier pass (every pass a single chunk), which held these elements
+        // among its own: each element's register is the held one at the same place.
         auto const valueAxes = axes(value);
-        if (auto held = rowsHeld_.find(value);
-            held != rowsHeld_.end() && held->second.elements.size() == part.elements.size()) {
-            bool same = true;
-            for (std::size_t c = 0; same && c < part.elements.size(); ++c)
-                for (Id a : valueAxes)
-                    same = same && equal(simplify(held->second.elements[c].at(a)),
-                                         simplify(part.elements[c].at(a)));
-            if (same) {
-                part.registers = held->second.registers;
+        if (auto held = rowsHeld_.find(value); held != rowsHeld_.end()) {
+            std::vector<Register> registers;
+            for (auto const& element : part.elements) {
+                auto const& theirs = held->second.elements;
+                auto const at = std::find_if(theirs.begin(), theirs.end(), [&](auto const& h) {
+                    return std::all_of(valueAxes.begin(), valueAxes.end(), [&](Id a) {
+                        return equal(simplify(h.at(a)), simplify(element.at(a)));
+                    });
+                });
+                if (at == theirs.end())
+                    break;
+                registers.push_back(
+                    held->second.registers[static_cast<std::size_t>(at - theirs.begin())]);
+            }
+            if (registers.size() == part.elements.size()) {
+                part.registers = std::move(registers);
                 return;
             }
         }
@@ -152,7 +160,11 @@ void KernelWalker<Register>::computeRowPart(Id value, Held<Register>& part) {
 
 // Each workitem loops over its chunks of its row, as a cooperative Reduce does: in each, the
 // elements it owns (UNROLL x VEC of them: consecutive for a row-major tensor) computed from
-// their rows and stored, the missing ones at the row's end masked.
+// their rows and stored, the missing ones at the row's end masked, one step (VEC elements, a
+// vector access) at a time: the step's other operands (a layer norm's gamma and beta) are loaded,
+// its result computed and stored before the next step's, so that a step's worth of each, not
+// UNROLL steps', is live beside the rows a single-chunk kernel holds (86 registers at 512 lanes
+// x 16 elements, one workgroup a multiprocessor, where 64 let two run).
 template <class Register>
 void KernelWalker<Register>::storeRows(Id value, Id memory) {
     auto const valueAxes = axes(value);
@@ -175,23 +187,27 @@ void KernelWalker<Register>::storeRows(Id value, Id memory) {
     }
     assignIndex(rows->chunk, literal(0));
     LoopLabels const labels = beginLoop(binary(BinaryOp::Less, index(rows->chunk), chunks));
-    Held<Register> part;
-    part.type = graph_.coordinates.node(value).dtype.value_or(DataType::F32);
-    for (std::int64_t s = 0; s < steps; ++s) {
-        auto k = known();
-        std::int64_t rest = s;
-        for (std::size_t u = rows->unrolled.size(); u-- > 0;) {
-            k[rows->unrolled[u]] = literal(rest % sizes[u]);
-            rest /= sizes[u];
+    std::int64_t const width = sizes.empty() ? steps : sizes.back();
+    for (std::int64_t first = 0; first < steps; first += width) {
+        Held<Register> part;
+        part.type = graph_.coordinates.node(value).dtype.value_or(DataType::F32);
+        for (std::int64_t s = first; s < first + width; ++s) {
+            auto k = known();
+            std::int64_t rest = s;
+            for (std::size_t u = rows->unrolled.size(); u-- > 0;) {
+                k[rows->unrolled[u]] = literal(rest % sizes[u]);
+                rest /= sizes[u];
+            }
+            // The element exists where its axes lie inside theirs; its flattened index then
+            // does.
+            IndexSolution element = solveIndices(graph_, k, valueAxes, facts_);
+            element.indices[value] = solveIndices(graph_, k, {value}, facts_).at(value);
+            part.elements.push_back(std::move(element));
         }
-        // The element exists where its axes lie inside theirs; its flattened index then does.
-        IndexSolution element = solveIndices(graph_, k, valueAxes, facts_);
-        element.indices[value] = solveIndices(graph_, k, {value}, facts_).at(value);
-        part.elements.push_back(std::move(element));
+        computeRowPart(value, part);
+        if (!planningOnly())
+            move(value, part, memory, /*isLoad=*/false);
     }
-    computeRowPart(value, part);
-    if (!planningOnly())
-        move(value, part, memory, /*isLoad=*/false);
     assignIndex(rows->chunk, index(rows->chunk) + literal(1));
     endLoop(labels);
     indices_.erase(rows->chunk);

@@ -79,6 +79,30 @@ TEST_P(CooperativeReduction, KeepsTheCommandsMeaning) {
     }
 }
 
+// The butterfly steps of a row's exchange and the values each workitem reads from shared memory:
+// the lanes of a row within a warp (consecutive ones, row-major, or ROWS apart, column-major)
+// combine in a butterfly; where a row spans warps, each workitem reads one warp's value and a
+// second butterfly combines them where the row's lanes are consecutive, else each reads every
+// warp's value.
+struct Exchange {
+    std::size_t steps = 0, sharedReads = 0;
+};
+
+Exchange exchangeOf(Schedule const& s) {
+    std::int64_t const lanes = s.params.at("LANES"), rows = s.params.at("ROWS");
+    std::int64_t const stride = s.command.find("rowmajor") != std::string::npos ? 1 : rows;
+    std::int64_t const inWarp = stride >= 32 ? 1 : std::min<std::int64_t>(lanes, 32 / stride);
+    Exchange e;
+    e.steps = static_cast<std::size_t>(std::countr_zero(std::uint64_t(inWarp)));
+    if (lanes > inWarp && stride == 1) {
+        e.steps += static_cast<std::size_t>(std::countr_zero(std::uint64_t(lanes / inWarp)));
+        e.sharedReads = 1;
+    } else if (lanes > inWarp) {
+        e.sharedReads = static_cast<std::size_t>(lanes / inWarp);
+    }
+    return e;
+}
+
 // PTX: the lanes of a warp combine with shfl.sync.bfly (an f64 accumulator as two halves), a
 // row's warps through shared memory between two barriers; one workitem stores.
 TEST_P(CooperativeReduction, CombinesAcrossLanesOnPtx) {
@@ -87,21 +111,15 @@ TEST_P(CooperativeReduction, CombinesAcrossLanesOnPtx) {
     auto const kernel = lowering::emitKernel(lowered(s.command, "reduction.pipeline.json", params),
                                              {.target = "sm_90a", .schedule = params});
     std::int64_t const lanes = params.at("LANES"), rows = params.at("ROWS");
-    bool const rowMajor = s.command.find("rowmajor") != std::string::npos;
-    // Lanes of a row within a warp: consecutive ones (row-major), or ROWS apart (column-major).
-    std::int64_t const stride = rowMajor ? 1 : rows;
-    std::int64_t const inWarp = stride >= 32 ? 1 : std::min<std::int64_t>(lanes, 32 / stride);
-    std::size_t steps = 0;
-    for (std::int64_t d = inWarp / 2; d >= 1; d /= 2)
-        ++steps;
-    EXPECT_EQ(occurrences(kernel.code, "shfl.sync.bfly.b32"), accumulatorWords(s) * steps)
+    Exchange const e = exchangeOf(s);
+    EXPECT_EQ(occurrences(kernel.code, "shfl.sync.bfly.b32"), accumulatorWords(s) * e.steps)
         << kernel.code;
-    bool const shared = lanes > inWarp;
+    bool const shared = e.sharedReads > 0;
     EXPECT_EQ(occurrences(kernel.code, "bar.sync 0"), shared ? 2u : 0u);
     EXPECT_EQ(kernel.sharedBytes, shared ? static_cast<std::size_t>(8 * lanes * rows) : 0u);
     EXPECT_EQ(
         occurrences(kernel.code, accumulatorWords(s) == 2 ? "ld.shared.b64" : "ld.shared.b32"),
-        shared ? std::size_t(lanes / inWarp) : 0u);
+        e.sharedReads);
     EXPECT_EQ(kernel.block[0] * kernel.block[1], lanes * rows);
 }
 
@@ -128,15 +146,9 @@ TEST_P(CooperativeReduction, CombinesAcrossLanesOnAmdgcn) {
     auto const kernel =
         lowering::emitKernel(lowered(s.command, "reduction.pipeline.json", params, "gfx942"),
                              {.target = "gfx942", .schedule = params});
-    bool const rowMajor = s.command.find("rowmajor") != std::string::npos;
-    std::int64_t const lanes = params.at("LANES"), rows = params.at("ROWS");
-    std::int64_t const stride = rowMajor ? 1 : rows;
-    std::int64_t const inWarp = stride >= 32 ? 1 : std::min<std::int64_t>(lanes, 32 / stride);
-    EXPECT_EQ(occurrences(kernel.code, "ds_swizzle_b32"),
-              inWarp > 1
-                  ? accumulatorWords(s) * std::size_t(std::countr_zero(std::uint64_t(inWarp)))
-                  : 0u);
-    EXPECT_EQ(occurrences(kernel.code, "s_barrier"), lanes > inWarp ? 2u : 0u);
+    Exchange const e = exchangeOf(s);
+    EXPECT_EQ(occurrences(kernel.code, "ds_swizzle_b32"), accumulatorWords(s) * e.steps);
+    EXPECT_EQ(occurrences(kernel.code, "s_barrier"), e.sharedReads > 0 ? 2u : 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedules, CooperativeReduction, ::testing::ValuesIn(kSchedules),

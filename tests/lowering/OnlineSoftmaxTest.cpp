@@ -179,7 +179,9 @@ TEST_P(OnlineSoftmax, ReadsTheRowsTwiceOnPtx) {
     std::string const online = emit(params), threePasses = emit(schedule(GetParam().params, 0));
     std::int64_t const lanes = params.at("LANES");
     std::int64_t const inWarp = std::min<std::int64_t>(lanes, 32);
-    std::size_t const steps = static_cast<std::size_t>(std::countr_zero(std::uint64_t(inWarp)));
+    // Over a warp's lanes, then over the row's warps' values, one a lane.
+    std::size_t const steps = static_cast<std::size_t>(
+        std::countr_zero(std::uint64_t(inWarp)) + std::countr_zero(std::uint64_t(lanes / inWarp)));
     std::size_t const elements = static_cast<std::size_t>(
         params.at("VEC") * (params.contains("UNROLL") ? params.at("UNROLL") : 1));
     EXPECT_EQ(occurrences(online, "\n$loop_"), 2u) << online;

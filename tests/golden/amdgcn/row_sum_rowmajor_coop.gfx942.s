@@ -254,18 +254,32 @@ kiln_row_sum_rowmajor:
   v_sub_co_u32 v18, s[18:19], v16, v2
   s_nop 1
   v_subb_co_u32 v19, s[18:19], v17, v3, s[18:19]
-  v_mul_hi_u32 v15, v18, 8
-  v_mul_lo_u32 v22, v18, 0
-  v_mul_lo_u32 v23, v19, 8
-  v_add_u32 v24, v15, v22
-  v_add_u32 v21, v24, v23
-  v_mul_lo_u32 v20, v18, 8
-  ds_read_b64 v[26:27], v20
+  v_and_b32 v15, 1, v2
+  v_and_b32 v20, 0, v3
+  v_mov_b32 v22, v15
+  v_mov_b32 v23, v20
+  v_mul_hi_u32 v21, v22, 32
+  v_mul_lo_u32 v26, v22, 0
+  v_mul_lo_u32 v27, v23, 32
+  v_add_u32 v28, v21, v26
+  v_add_u32 v25, v28, v27
+  v_mul_lo_u32 v24, v22, 32
+  v_add_co_u32 v30, s[20:21], v18, v24
+  s_nop 1
+  v_addc_co_u32 v31, s[20:21], v19, v25, s[20:21]
+  v_mul_hi_u32 v29, v30, 8
+  v_mul_lo_u32 v36, v30, 0
+  v_mul_lo_u32 v37, v31, 8
+  v_add_u32 v40, v29, v36
+  v_add_u32 v33, v40, v37
+  v_mul_lo_u32 v32, v30, 8
+  ds_read_b64 v[42:43], v32
   s_waitcnt lgkmcnt(0)
-  v_add_f64 v[10:11], v[8:9], v[26:27]
+  v_add_f64 v[10:11], v[8:9], v[42:43]
   v_mov_b32 v8, v10
   v_mov_b32 v9, v11
-  ds_read_b64 v[10:11], v20 offset:256
+  ds_swizzle_b32 v10, v8 offset:swizzle(SWAP,1)
+  ds_swizzle_b32 v11, v9 offset:swizzle(SWAP,1)
   s_waitcnt lgkmcnt(0)
   v_add_f64 v[12:13], v[8:9], v[10:11]
   v_mov_b32 v8, v12

@@ -293,18 +293,32 @@ kiln_row_sum_rowmajor:
   v_sub_co_u32 v18, s[22:23], v16, v2
   s_nop 1
   v_subb_co_u32 v19, s[22:23], v17, v3, s[22:23]
-  v_mul_hi_u32 v15, v18, 8
-  v_mul_lo_u32 v22, v18, 0
-  v_mul_lo_u32 v23, v19, 8
-  v_add_u32 v24, v15, v22
-  v_add_u32 v21, v24, v23
-  v_mul_lo_u32 v20, v18, 8
-  ds_read_b64 v[30:31], v20
+  v_and_b32 v15, 1, v2
+  v_and_b32 v20, 0, v3
+  v_mov_b32 v22, v15
+  v_mov_b32 v23, v20
+  v_mul_hi_u32 v21, v22, 32
+  v_mul_lo_u32 v30, v22, 0
+  v_mul_lo_u32 v31, v23, 32
+  v_add_u32 v32, v21, v30
+  v_add_u32 v25, v32, v31
+  v_mul_lo_u32 v24, v22, 32
+  v_add_co_u32 v34, s[24:25], v18, v24
+  s_nop 1
+  v_addc_co_u32 v35, s[24:25], v19, v25, s[24:25]
+  v_mul_hi_u32 v33, v34, 8
+  v_mul_lo_u32 v38, v34, 0
+  v_mul_lo_u32 v39, v35, 8
+  v_add_u32 v40, v33, v38
+  v_add_u32 v37, v40, v39
+  v_mul_lo_u32 v36, v34, 8
+  ds_read_b64 v[42:43], v36
   s_waitcnt lgkmcnt(0)
-  v_add_f64 v[10:11], v[8:9], v[30:31]
+  v_add_f64 v[10:11], v[8:9], v[42:43]
   v_mov_b32 v8, v10
   v_mov_b32 v9, v11
-  ds_read_b64 v[10:11], v20 offset:256
+  ds_swizzle_b32 v10, v8 offset:swizzle(SWAP,1)
+  ds_swizzle_b32 v11, v9 offset:swizzle(SWAP,1)
   s_waitcnt lgkmcnt(0)
   v_add_f64 v[12:13], v[8:9], v[10:11]
   v_mov_b32 v8, v12
@@ -319,36 +333,36 @@ kiln_row_sum_rowmajor:
   v_addc_co_u32 v17, s[18:19], v11, v15, s[18:19]
   v_ashrrev_i64 v[18:19], 1, v[16:17]
   v_mul_hi_u32 v1, v18, 2
-  v_mul_lo_u32 v24, v18, 0
-  v_mul_lo_u32 v25, v19, 2
-  v_add_u32 v30, v1, v24
-  v_add_u32 v23, v30, v25
-  v_mul_lo_u32 v22, v18, 2
-  v_sub_co_u32 v32, s[22:23], v10, v22
+  v_mul_lo_u32 v22, v18, 0
+  v_mul_lo_u32 v23, v19, 2
+  v_add_u32 v24, v1, v22
+  v_add_u32 v21, v24, v23
+  v_mul_lo_u32 v20, v18, 2
+  v_sub_co_u32 v30, s[22:23], v10, v20
   s_nop 1
-  v_subb_co_u32 v33, s[22:23], v11, v23, s[22:23]
-  v_cmp_gt_i64_e64 s[24:25], v[32:33], 0
+  v_subb_co_u32 v31, s[22:23], v11, v21, s[22:23]
+  v_cmp_gt_i64_e64 s[24:25], v[30:31], 0
   s_nop 1
-  v_cndmask_b32_e64 v34, 0, 1, s[24:25]
-  v_cndmask_b32_e64 v35, 0, 0, s[24:25]
-  v_add_co_u32 v36, s[26:27], v18, v34
+  v_cndmask_b32_e64 v32, 0, 1, s[24:25]
+  v_cndmask_b32_e64 v33, 0, 0, s[24:25]
+  v_add_co_u32 v34, s[26:27], v18, v32
   s_nop 1
-  v_addc_co_u32 v37, s[26:27], v19, v35, s[26:27]
-  v_ashrrev_i64 v[38:39], 63, v[36:37]
+  v_addc_co_u32 v35, s[26:27], v19, v33, s[26:27]
+  v_ashrrev_i64 v[38:39], 63, v[34:35]
   v_lshrrev_b64 v[40:41], 62, v[38:39]
-  v_add_co_u32 v42, s[28:29], v36, v40
+  v_add_co_u32 v42, s[28:29], v34, v40
   s_nop 1
-  v_addc_co_u32 v43, s[28:29], v37, v41, s[28:29]
+  v_addc_co_u32 v43, s[28:29], v35, v41, s[28:29]
   v_ashrrev_i64 v[44:45], 2, v[42:43]
-  v_mul_hi_u32 v31, v44, 4
+  v_mul_hi_u32 v25, v44, 4
   v_mul_lo_u32 v48, v44, 0
   v_mul_lo_u32 v49, v45, 4
-  v_add_u32 v50, v31, v48
+  v_add_u32 v50, v25, v48
   v_add_u32 v47, v50, v49
   v_mul_lo_u32 v46, v44, 4
-  v_sub_co_u32 v52, s[30:31], v36, v46
+  v_sub_co_u32 v52, s[30:31], v34, v46
   s_nop 1
-  v_subb_co_u32 v53, s[30:31], v37, v47, s[30:31]
+  v_subb_co_u32 v53, s[30:31], v35, v47, s[30:31]
   v_cmp_gt_i64_e64 s[32:33], v[52:53], 0
   s_nop 1
   v_cndmask_b32_e64 v54, 0, 1, s[32:33]

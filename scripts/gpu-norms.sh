@@ -13,7 +13,14 @@
 #   OUT=/tmp/out scripts/gpu-norms.sh      # build folder: $KILN_GPU_BUILD or /tmp/kiln-norms
 #   SKIP="tests" OPS="softmax" CASES="8192x8192 4096x16384" KEEP_BUILD=1 STRATEGY=model-guided ...
 #   BUDGET=48 ...                            # at most that many candidates a sweep (0: all)
+#   HELD=1 TUNE=0 OPS=layernorm SKIP=tests ...  # the held-row points against the three-pass one
 #
+# POINTS (schedule parameters, space-separated) are each run by `kiln run --specialize` (the
+# kernel a --specialize sweep times) for every operation and shape, ROUNDS times (default 2), 100
+# launches after a 0.25 s warm-up, into points.txt ("op M N us point registers") and a second
+# table beside torch.compile; HELD=1 sets them to layer norm's held-row points at 8192 (512 and
+# 1024 lanes a row, each row one chunk, read once) and the three-pass winner of the last sweep
+# (LANES=128, UNROLL=2, VEC=8). TUNE=0 leaves the sweeps out.
 # KEEP_BUILD=1 builds on in an existing build folder; EVALUATOR=model runs the loop on a machine
 # without a GPU (the tuner's cost model; the winner is emitted instead of run).
 set -uo pipefail
@@ -29,6 +36,12 @@ EVALUATOR=${EVALUATOR:-cuda}
 STRATEGY=${STRATEGY:-exhaustive}
 TUNE_ARGS=(--space examples/normalization.space.json --strategy "$STRATEGY" --specialize
     --budget "${BUDGET:-0}")
+RUN_ARGS=(--specialize) # the winner's kernel as the sweep timed it (rows of one chunk held)
+POINTS=${POINTS:-}
+if [ "${HELD:-0}" = 1 ]; then
+    POINTS="LANES=128,UNROLL=2,VEC=8 LANES=512,UNROLL=2,VEC=8 LANES=512,UNROLL=4,VEC=4
+        LANES=1024,UNROLL=1,VEC=8 LANES=1024,UNROLL=2,VEC=4 LANES=1024,UNROLL=4,VEC=2"
+fi
 mkdir -p "$OUT"
 
 gpu_device
@@ -37,7 +50,9 @@ want tests && gpu_tests Normalization
 
 # Kiln: tune each operation and shape, then kiln run of its winner; "op M N us point" in kiln.txt.
 : >"$OUT/kiln.txt"
-for shape in $CASES; do
+tuned=$CASES
+[ "${TUNE:-1}" = 1 ] || tuned=""
+for shape in $tuned; do
     m=${shape%x*} n=${shape#*x}
     for op in $OPS; do
         name="$op-${m}x$n"
@@ -46,6 +61,30 @@ for shape in $CASES; do
         ms=$(median_ms <"$OUT/run-$name.log")
         us=$(awk -v ms="${ms:-0}" 'BEGIN { printf "%.2f", ms * 1000 }')
         echo "$op $m $n $us $winner" >>"$OUT/kiln.txt"
+    done
+done
+
+# The POINTS, each made for the shape (--specialize) and run ROUNDS times in turn, so that a
+# drift of the clocks shows as a spread of each point's rounds rather than between points.
+: >"$OUT/points.txt"
+for shape in ${POINTS:+$CASES}; do
+    m=${shape%x*} n=${shape#*x}
+    for op in $OPS; do
+        for round in $(seq "${ROUNDS:-2}"); do
+            for point in $POINTS; do
+                name="$op-${m}x$n-$(echo "$point" | tr -d '=,')-$round"
+                step "kiln run --specialize: $op ${m}x$n at $point (round $round)"
+                "$KILN" run "examples/$op-f16.json" --pipeline rules/reduction.pipeline.json \
+                    --params "COOP=1,ROWS=1,$point" --size M="$m" --size N="$n" --specialize \
+                    --repetitions 100 --warmup-seconds 0.25 >"$OUT/point-$name.log" 2>&1 ||
+                    status=1
+                grep -E "time|error|registers" "$OUT/point-$name.log"
+                ms=$(median_ms <"$OUT/point-$name.log")
+                regs=$(sed -n 's/.* \([0-9]*\) registers$/\1/p' "$OUT/point-$name.log")
+                us=$(awk -v ms="${ms:-0}" 'BEGIN { printf "%.2f", ms * 1000 }')
+                echo "$op $m $n $us $point ${regs:-?}" >>"$OUT/points.txt"
+            done
+        done
     done
 done
 
@@ -67,5 +106,13 @@ awk 'NR == FNR { kiln[$1 " " $2 " " $3] = $4; point[$1 " " $2 " " $3] = $5; next
              $2, $3, $4, k, eager, compiled, compiled / k, bytes / k, copy, floor, point[key]
      }' "$OUT/kiln.txt" "$OUT/peers.log" | tee "$OUT/table.txt"
 grep -q " NO " "$OUT/table.txt" && echo "the floor is not met in every case"
+if [ -s "$OUT/points.txt" ]; then
+    step "points (us, median of 100 launches, each round; kiln run --specialize)"
+    awk 'NR == FNR { if ($1 == "peer") compiled[$2 " " $3 " " $4] = $7; next }
+         { key = $1 " " $2 " " $3
+           c = (key in compiled) ? sprintf("compile/kiln %.2fx", compiled[key] / $4) : ""
+           printf "%-9s %5dx%-5d %-28s %8.2f us  %3s registers  %s\n", $1, $2, $3, $5, $4, $6, c
+         }' "$OUT/peers.log" "$OUT/points.txt" | tee "$OUT/points-table.txt"
+fi
 echo "status: $status"
 exit $status

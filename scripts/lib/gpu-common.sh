@@ -73,13 +73,16 @@ median_ms() { sed -n 's/^time \([0-9.]*\) ms median.*/\1/p'; }
 
 # tune_and_run NAME COMMAND PIPELINE [ARG...]: kiln tune of COMMAND with TUNE_ARGS (an array the
 # script sets: space, strategy...) and the ARGs (sizes) into $OUT/tune-NAME, then kiln run of its
-# winner at the ARGs, 100 repetitions, into $OUT/run-NAME.log; with EVALUATOR other than cuda (no
-# GPU) the winner's kernel is emitted into $OUT/emit-NAME instead. Sets winner. Returns 1 where
-# there is no winner (and sets status) and where the winner was only emitted.
+# winner at the ARGs with RUN_ARGS (an array the script may set: --specialize where the sweep
+# tuned with it, so that the kernel run is the one the sweep timed), 100 repetitions, into
+# $OUT/run-NAME.log; with EVALUATOR other than cuda (no GPU) the winner's kernel is emitted into
+# $OUT/emit-NAME instead. Sets winner. Returns 1 where there is no winner (and sets status) and
+# where the winner was only emitted.
 tune_and_run() {
     local name=$1 command=$2 pipeline=$3
     shift 3
     step "kiln tune: $name"
+    # shellcheck disable=SC2153 # TUNE_ARGS (and RUN_ARGS) are the sourcing script's
     "$KILN" tune "$command" "${TUNE_ARGS[@]}" "$@" --evaluator "${EVALUATOR:-cuda}" -j "$JOBS" \
         -o "$OUT/tune-$name" --quiet >"$OUT/tune-$name.log" 2>&1 || status=1
     grep -E "candidates in|winner" "$OUT/tune-$name.log"
@@ -89,12 +92,15 @@ tune_and_run() {
     fi
     step "kiln run: $name at $winner"
     if [ "${EVALUATOR:-cuda}" != cuda ]; then # no GPU: the winner's kernel is only emitted
+        local sizes=()
+        [ -n "${RUN_ARGS[*]:-}" ] && sizes=("$@") # kiln emit takes sizes with --specialize
         "$KILN" emit "$command" --pipeline "$pipeline" --params "$winner" -o "$OUT/emit-$name" \
-            >"$OUT/run-$name.log" 2>&1 || status=1
+            ${RUN_ARGS[@]+"${RUN_ARGS[@]}"} ${sizes[@]+"${sizes[@]}"} >"$OUT/run-$name.log" 2>&1 ||
+            status=1
         cat "$OUT/run-$name.log"
         return 1
     fi
     "$KILN" run "$command" --pipeline "$pipeline" --params "$winner" "$@" --repetitions 100 \
-        >"$OUT/run-$name.log" 2>&1 || status=1
+        ${RUN_ARGS[@]+"${RUN_ARGS[@]}"} >"$OUT/run-$name.log" 2>&1 || status=1
     grep -E "time|error|registers" "$OUT/run-$name.log"
 }

@@ -1067,25 +1067,9 @@ std::int64_t KernelWalker<Register>::stagedBlockColumns(Id) const {
 }
 
 template <class Register>
-void KernelWalker<Register>::beginStagedBlock(StagedTile const&, std::size_t) {
-    KILN_ASSERT(false, "{}a staged store is not written", notWritten_);
-}
-
-template <class Register>
-void KernelWalker<Register>::writeStaged(StagedTile const&, Held<Register> const&,
-                                         std::vector<std::size_t> const&, Id) {
-    KILN_ASSERT(false, "{}a staged store is not written", notWritten_);
-}
-
-template <class Register>
-void KernelWalker<Register>::endStagedBlock(StagedTile const&, std::size_t, Id) {
-    KILN_ASSERT(false, "{}a staged store is not written", notWritten_);
-}
-
-template <class Register>
 void KernelWalker<Register>::betweenTiles() {
     auto const nodes = graph_.control.nodes();
-    if (std::any_of(nodes.begin(), nodes.end(), [&](Id op) {
+    if (stagingBytes_ > 0 || std::any_of(nodes.begin(), nodes.end(), [&](Id op) {
             return graph_.control.node(op).kind == OperationKind::StoreShared;
         }))
         barrier();

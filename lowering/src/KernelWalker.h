@@ -20,7 +20,7 @@
 
 #include "Contraction.h"
 #include "FragmentLayout.h"
-#include "StagedTile.h"
+#include "StagingLayout.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/lowering/Codegen.h"
 #include "kiln/lowering/HeldElements.h"
@@ -526,13 +526,32 @@ protected:
                              std::vector<std::size_t> const& which, Id memory);
     /// After every workitem wrote block `block`: the block copied to tensor `memory`.
     virtual void endStagedBlock(StagedTile const& tile, std::size_t block, Id memory);
+    // By default (KernelWalkerStaged.cpp) the three above stage the whole tile (kWholeTile) in
+    // shared memory (StagingLayout.h) from byte 0, reusing the workgroup's other shared memory
+    // after a barrier, and the workgroup stores it in rounds of runs after another; a target
+    // without a copy engine's store writes only these two:
+    /// Elements `which` of `held` (neighbours along a row of the staged tile, stagingWrites())
+    /// converted to `stored` and written to shared memory at byte `address` with one access.
+    virtual void writeStagingElements(ExprPtr const& address, Held<Register> const& held,
+                                      std::vector<std::size_t> const& which, DataType stored);
+    /// `width` consecutive elements of the staged tile from shared byte `from` stored to tensor
+    /// `memory` from element `offset`: element k where every one of `conditions[k]` holds (as a
+    /// direct store's), none where one of `tail` fails; one access where all exist and the
+    /// offset is aligned to the run (checked per workitem where the facts do not prove it).
+    virtual void copyStagedRun(Id memory, ExprPtr const& from, ExprPtr const& offset,
+                               std::size_t width,
+                               std::vector<std::vector<ExprPtr>> const& conditions,
+                               std::vector<ExprPtr> const& tail);
+    /// The shared memory's banks, from arch-db, for stagingLayout().
+    BankModel bankModel() const;
 
     // What a target may decide otherwise (each has a default).
     /// Before the loop over tiles, what the target sets up once for all of them in `body`
     /// (the kernel's): nothing by default.
     virtual void beforeTiles(std::vector<Id> const& body);
-    /// After each tile: a barrier where the kernel stages shared memory, so that no workitem's
-    /// next tile overwrites a tile another still reads (the default).
+    /// After each tile: a barrier where the kernel stages shared memory (a StoreShared, or a
+    /// tile staged whole), so that no workitem's next tile overwrites a tile another still reads
+    /// (the default).
     virtual void betweenTiles();
     /// Whether a load into a holdable `dest` is better read in place all the same (false).
     virtual bool streamed(Id op, Id dest) const;
@@ -565,6 +584,10 @@ protected:
     Precision precision_ = Precision::Exact;
     std::map<Id, ExprPtr> shifted_; ///< counters the target replaces (see known())
     std::set<Id> units_;            ///< hardware indices of size 1: always 0
+    /// The layout of the tile being staged whole (KernelWalkerStaged.cpp), and the most shared
+    /// memory such a tile took.
+    std::optional<StagingLayout> wholeTile_;
+    std::int64_t stagingBytes_ = 0;
 };
 
 } // namespace kiln::lowering::detail

@@ -1,6 +1,7 @@
 // EPILOGUE, the staged epilogue's schedule parameter: see StagedEpilogue.h.
 #include "kiln/lowering/StagedEpilogue.h"
 
+#include "kiln/arch-db/ArchLibrary.h"
 #include "kiln/graph/Error.h"
 
 #include <fmt/format.h>
@@ -21,9 +22,12 @@ void checkEpilogueParameter(CodegenOptions const& options) {
                                     "1 (staged in shared memory and stored by the copy engine)",
                                     e->second));
     auto const tma = options.schedule.find("TMA");
-    if (e->second == 1 && (tma == options.schedule.end() || tma->second != 1))
+    // AMD targets stage the tile in LDS and store it with the whole workgroup (StagingLayout.h).
+    if (e->second == 1 && (tma == options.schedule.end() || tma->second != 1) &&
+        arch::ArchLibrary::get(options.target).vendor() != arch::Vendor::Amd)
         throw UserError("EPILOGUE=1 stores the result with the copy engine (cp.async.bulk.tensor) "
-                        "through a tensor map, as TMA=1 loads the operands; it needs TMA=1");
+                        "through a tensor map, as TMA=1 loads the operands; it needs TMA=1 "
+                        "(the store by the whole workgroup is written for AMD targets only)");
 }
 
 std::int64_t stagingSlots(std::int64_t blocks) {

@@ -81,7 +81,7 @@ StagedTile stagedTile(KernelGraph const& graph, IndexFacts const& facts, LaunchS
                                  facts.impliedBy(reduced, bounds);
             if (!implied)
                 throw UserError(fmt::format("element {} is stored only where {}, which is not its "
-                                            "lying inside {}; the copy engine clips at the "
+                                            "lying inside {}; a staged store clips at the "
                                             "tensor's bounds only",
                                             c, toString(condition), tensor));
         }
@@ -99,7 +99,6 @@ StagedTile stagedTile(KernelGraph const& graph, IndexFacts const& facts, LaunchS
     ExprPtr const innerBase = facts.reduce(simplify(substitute(innerAt[0], workitemsAtZero)));
     ExprPtr const outerBase = facts.reduce(simplify(substitute(outerAt[0], workitemsAtZero)));
     StagedTile tile;
-    tile.blockColumns = blockColumns;
     std::vector<ExprPtr> innerFromBase, outerFromBase;
     for (std::size_t c = 0; c < count; ++c) {
         innerFromBase.push_back(facts.reduce(simplify(innerAt[c] - innerBase)));
@@ -163,6 +162,8 @@ StagedTile stagedTile(KernelGraph const& graph, IndexFacts const& facts, LaunchS
     }
     tile.columns = innerMost - innerLeast + 1;
     tile.rows = outerMost - outerLeast + 1;
+    blockColumns = std::min(blockColumns, tile.columns); // kWholeTile: one block
+    tile.blockColumns = blockColumns;
     if (tile.columns % blockColumns != 0)
         throw UserError(fmt::format("the tile's rows along {}'s contiguous axis are {} elements, "
                                     "not whole blocks of {}",

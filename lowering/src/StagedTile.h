@@ -38,11 +38,15 @@ struct StagedTile {
     std::vector<std::vector<std::size_t>> elementsOfBlocks() const;
 };
 
+/// A block as wide as the tile: the whole tile staged at once (StagingLayout.h).
+inline constexpr std::int64_t kWholeTile = INT64_MAX;
+
 /// The tile the held elements `elements` (of a value whose axes are `valueAxes`, solved from the
 /// `known` indices) make in tensor `memory`, in blocks of `blockColumns`. A UserError saying why
 /// where a staged store cannot write them: a tensor that is not a matrix with a contiguous axis, a
 /// place that depends on more than the workitem, a tile that the workgroup's elements do not cover
-/// exactly once, or rows that are not whole blocks; or an element that exists under a condition
+/// exactly once, or rows that are not whole blocks (of `blockColumns`; kWholeTile: one block); or
+/// an element that exists under a condition
 /// other than lying inside the tensor (which the copy engine's clipping would not honour).
 StagedTile stagedTile(KernelGraph const& graph, IndexFacts const& facts, LaunchShape const& shape,
                       std::map<Id, ExprPtr> const& known, std::vector<Id> const& valueAxes,

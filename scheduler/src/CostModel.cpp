@@ -250,9 +250,15 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
                            : std::numeric_limits<double>::infinity();
     double const spilled = used.registers ? 0 : std::max(0.0, wanted - cap);
     e.registers = used.registers.value_or(static_cast<int>(std::min(wanted, cap)));
-    // The staging buffers after the pipeline's copies and mbarriers, 1024-byte aligned.
+    // The staging buffers after the pipeline's copies and mbarriers, 1024-byte aligned. On AMD
+    // targets EPILOGUE=1 stages the whole tile over the main loop's LDS (StagingLayout.h): the
+    // larger of the two, rows padded by 16 bytes.
+    double const mainLoop = std::max(stages, 0.0) * (mtM * mtK + mtK * mtN) * inBytes;
+    double const wholeTile = a.vendor() == arch::Vendor::Amd && param(params, "EPILOGUE", 0) == 1
+                                 ? mtM * (mtN * sizeInBytes(p.outputType) + 16)
+                                 : 0;
     e.sharedBytes = used.sharedBytes.value_or(
-        static_cast<std::int64_t>(std::max(stages, 0.0) * (mtM * mtK + mtK * mtN) * inBytes) +
+        static_cast<std::int64_t>(std::max(mainLoop, wholeTile)) +
         (stagedResult ? 1024 + lowering::stagingBytes(std::int64_t(mtM), std::int64_t(mtN)) : 0));
     Occupancy const occ = occupancy(a, e.threads, e.registers, e.sharedBytes);
     e.blocksPerMultiprocessor = occ.blocks;

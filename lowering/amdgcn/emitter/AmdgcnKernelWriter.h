@@ -3,8 +3,8 @@
 // (kernel frame, element-wise and reduction operations),
 // AmdgcnMemory.cpp (global loads and stores, exec masks, values read in place),
 // AmdgcnReductions.cpp (a Reduce whose workitems share rows: ds_swizzle and an LDS scratch),
-// AmdgcnWorkgroup.cpp (loops, LDS staging, Multiply) and AmdgcnMatrixCores.cpp (Multiply on
-// the matrix cores: v_mfma).
+// AmdgcnWorkgroup.cpp (loops, LDS staging, Multiply), AmdgcnMatrixCores.cpp (Multiply on
+// the matrix cores: v_mfma) and AmdgcnEpilogue.cpp (a result staged in LDS: EPILOGUE=1).
 //
 // emitKernel (Codegen.h) chooses it for AMD targets (gfx90a, gfx942, gfx1100): the same walk of
 // the control graph, the same addresses solved from the coordinate transforms, the same elements
@@ -108,6 +108,21 @@ private:
     /// The workgroups launched along x, y and z (SGPRs), from the dispatch packet.
     std::array<gcn::Value, 3> launchedPerAxis();
     std::optional<std::array<gcn::Value, 3>> launched_;
+
+    // ---- The staged epilogue (AmdgcnEpilogue.cpp; EPILOGUE=1, StagingLayout.h) -----------
+    std::int64_t stagedBlockColumns(Id memory) const override;
+    void writeStagingElements(ExprPtr const& address, Held const& held,
+                              std::vector<std::size_t> const& which, DataType stored) override;
+    void copyStagedRun(Id memory, ExprPtr const& from, ExprPtr const& offset, std::size_t width,
+                       std::vector<std::vector<ExprPtr>> const& conditions,
+                       std::vector<ExprPtr> const& tail) override;
+    // The LDS byte address `bytes` as a VGPR and an offset: an address of `bases` a constant
+    // (0 to 65535 bytes) before it, or its own.
+    std::pair<gcn::Value, int> stagingAddress(SharedBases& bases, ExprPtr const& bytes);
+    // After the body: the LDS the staged tile takes beside (over) the rest, checked against the
+    // target's, in the descriptor and the manifest.
+    void finishStaging();
+    SharedBases stagingWrites_, stagingReads_; ///< the staged tile's addresses in VGPRs
 
     // ---- Workgroups (AmdgcnWorkgroup.cpp) ------------------------------------------------
     bool uniform(ExprPtr const& e) const;

@@ -1,7 +1,7 @@
 // StagedEpilogue.h: the schedule parameter EPILOGUE, a GEMM's result written through shared
 // memory by the copy engine instead of from registers.
 //
-// With EPILOGUE=1 (and TMA=1, sm_90a) the consumers convert their accumulators (after the fused
+// With EPILOGUE=1 and TMA=1 (sm_90a) the consumers convert their accumulators (after the fused
 // element-wise epilogue) to the output's type and write them to a staging buffer in shared memory,
 // in the 128-byte swizzle a TMA tensor map describes; one workitem copies the buffer to the tensor
 // with cp.async.bulk.tensor stores, which the copy engine clips at the tensor's bounds, so that
@@ -10,6 +10,11 @@
 // stagingSlots() buffers: one is written while the copy engine still reads another. The walk
 // is the kernel walker's (KernelWalker::storeStaged, StagedTile.h); the instructions are
 // lowering/ptx/PtxEpilogue.cpp's; docs/codegen.md, "Staged epilogue", says why each step.
+//
+// On AMD targets (no copy engine) EPILOGUE=1 stages the whole tile in LDS, in the tensor's type,
+// where the main loop's tiles were, rows padded against bank conflicts; after a barrier the
+// workgroup stores it in coalesced runs of up to 16 bytes (global_store_dwordx4), masked at the
+// tensor's edges (lowering/src/StagingLayout.h, amdgcn/emitter/AmdgcnEpilogue.cpp).
 #pragma once
 
 #include "kiln/lowering/Codegen.h"
@@ -23,8 +28,10 @@ namespace kiln::lowering {
 /// Whether `schedule` asks for the staged epilogue (EPILOGUE=1).
 bool stagedEpilogue(std::map<std::string, std::int64_t> const& schedule);
 
-/// Refuses EPILOGUE other than 0 (stores from registers) or 1, and EPILOGUE=1 without TMA=1: the
-/// staged tile is written by the copy engine, through a tensor map as the loads are.
+/// Refuses EPILOGUE other than 0 (stores from registers) or 1, and EPILOGUE=1 without TMA=1 on
+/// NVIDIA targets: the staged tile is written by the copy engine, through a tensor map as the
+/// loads are. AMD targets stage the whole tile in LDS and the workgroup stores it
+/// (lowering/src/StagingLayout.h, amdgcn/emitter/AmdgcnEpilogue.cpp).
 void checkEpilogueParameter(CodegenOptions const& options);
 
 /// The 16-bit elements of a block of the staged tile along the tensor's contiguous axis: one

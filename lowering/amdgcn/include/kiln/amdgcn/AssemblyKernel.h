@@ -56,6 +56,10 @@ public:
     /// The manifest JSON (valid after assembly()).
     std::string manifestJson() const;
 
+    /// The LDS the workgroup takes, where the body decided it (a staged tile that reuses and
+    /// may outgrow the workgroup's other LDS); call before assembly().
+    void setLdsBytes(int bytes) { spec_.ldsBytes = bytes; }
+
     int vgprCount() const; ///< arch VGPRs declared (aligned to 4 on CDNA for accum_offset)
     int agprCount() const;
     int sgprCount() const;   ///< next_free_sgpr

@@ -268,8 +268,7 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
 
     // Thread-block clusters (CLUSTER_M x CLUSTER_N, lowering/Clusters.h), where code generation
     // writes them (TMA=1 on warpgroups): the grid is whole clusters, a workgroup past the edge
-    // running a tile of its own like any other; the operand the cluster's workgroups share is
-    // read from L2 once and multicast into both (below).
+    // running a tile of its own like any other.
     bool const clusters = warpgroups && param(params, "TMA", 0) == 1;
     double const clusterM = clusters
                                 ? double(std::max<std::int64_t>(param(params, "CLUSTER_M", 1), 1))
@@ -357,13 +356,13 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
     e.dramBytes = skewBytes <= mc.l2
                       ? std::max(p.uniqueBytes(), ceilDiv(tiles, concurrent) * waveBytes + outBytes)
                       : loads + outBytes;
-    // L2 to the multiprocessors: in a cluster the shared operand's slices leave L2 once for
-    // both workgroups (TMA multicast), so the L2's share of B (CLUSTER_M=2) or of A (CLUSTER_N=2)
-    // halves. The model assumes the L2's limit is what it sends, not what each multiprocessor
-    // receives (each still receives the whole slices: arrivalUs is unchanged), and counts no
-    // cost for the cluster's barriers and remote arrivals, nor for clusters a GPC cannot place
-    // (a persistent grid of whole clusters is taken as resident at once): not measured yet.
-    double const l2Loads = tiles * (mtM / clusterN + mtN / clusterM) * kPadded * inBytes;
+    // L2 to the multiprocessors. In a cluster the shared operand's slices leave L2 once for
+    // both workgroups (TMA multicast), but the H100 did not run faster for it: at 4096^3 the
+    // staged 128 x 256 kernels took 180.8 us without clusters and 181.8-187.1 us with them, at
+    // 8192^3 1.521 ms and 1.496-1.676 ms (bench/results/2026-11-26-h100-clusters-floors.md).
+    // Halving the shared operand's share here ranked every cluster point first, and sweeps
+    // spent 40 of 43 candidates on them; clusters are counted as their twins without.
+    double const l2Loads = tiles * (mtM + mtN) * kPadded * inBytes;
     double const l2Us = l2Loads / (mc.sms * kL2BytesPerClockPerMultiprocessor * mc.clockHz) * 1e6;
     double const inFlight = std::min<double>(occ.blocks, tilesPerSm) * std::max(stages, 1.0) *
                             (mtM + mtN) * mtK * inBytes;

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstring>
 #include <fmt/format.h>
+#include <optional>
 #include <utility>
 
 namespace kiln::lowering {
@@ -122,6 +123,17 @@ std::string_view comparison(BinaryOp op, bool floating) {
 
 bool isImmediate(std::string const& operand) {
     return !operand.empty() && operand[0] != '%';
+}
+
+// `e` as a floating-point literal times another expression: the literal and the other.
+std::optional<std::pair<double, ExprPtr>> literalTimes(ExprPtr const& e) {
+    auto const* b = std::get_if<expr::Binary>(e.get());
+    if (!b || b->op != BinaryOp::Multiply)
+        return std::nullopt;
+    for (auto const& [c, other] : {std::pair{b->lhs, b->rhs}, {b->rhs, b->lhs}})
+        if (auto const* l = std::get_if<expr::Literal>(c.get()); l && isFloat(l->value.type))
+            return std::pair{l->value.asDouble(), other};
+    return std::nullopt;
 }
 
 } // namespace
@@ -377,6 +389,18 @@ std::string PtxWriter::emitNode(ExprPtr const& e, DataType type, PtxBindings con
         if (ExprPtr const written = expansion(u->op, u->arg))
             return emit(written, type, bindings);
         PtxType const t = registerType(type);
+        // An approximate exp of c * y: 2^((c log2(e)) y), one multiply (foldFactors() leaves
+        // one literal factor in a product).
+        if (u->op == UnaryOp::Exp && precision_ == Precision::Approximate && type == DataType::F32)
+            if (auto const scaled = literalTimes(u->arg)) {
+                std::string const y = emit(scaled->second, type, bindings);
+                std::string const s = newRegister(t), r = newRegister(t);
+                instruction(
+                    fmt::format("mul.f32 {}, {}, {}", s, y,
+                                immediate(Value::real(scaled->first * 1.4426950408889634), type)));
+                instruction(fmt::format("ex2.approx.ftz.f32 {}, {}", r, s));
+                return r;
+            }
         std::string const x = emit(u->arg, type, bindings);
         std::string const r = newRegister(t);
         bool const floating = t == PtxType::F32 || t == PtxType::F64;

@@ -451,6 +451,15 @@ void KernelWalker<Register>::elementwiseChunks(ElementwiseRun const& run) {
                    [&] { hold(graph_.mapping.get(op, role::dest)); });
     Id const stored = graph_.mapping.get(store, role::source),
              storedTo = graph_.mapping.get(store, role::dest);
+    if (roundedByItsStore(run))
+        held_.at(stored).type = DataType::F32;
+    // Per load, its elements' places and the elements it loaded last (loadChunk()).
+    std::map<Id, std::pair<Placed, std::vector<std::pair<std::size_t, Register>>>> loaded;
+    for (Id op : run.ops)
+        if (op != store && graph_.control.node(op).kind != OperationKind::Assign) {
+            Id const value = graph_.mapping.get(op, role::dest);
+            loaded[op].first = place(value, held_.at(value), graph_.mapping.get(op, role::source));
+        }
     std::int64_t const blockColumns = planningOnly() ? 0 : stagedBlockColumns(storedTo);
     std::optional<StagedTile> tile;
     std::vector<std::vector<std::size_t>> blocks;
@@ -465,11 +474,7 @@ void KernelWalker<Register>::elementwiseChunks(ElementwiseRun const& run) {
     for (std::size_t b = 0; b < blocks.size(); ++b) {
         if (tile)
             beginStagedBlock(*tile, b);
-        for (std::size_t from = 0; from < blocks[b].size(); from += run.chunk) {
-            auto const first = blocks[b].begin() + static_cast<std::ptrdiff_t>(from);
-            std::vector<std::size_t> const chunk(
-                first,
-                first + static_cast<std::ptrdiff_t>(std::min(run.chunk, blocks[b].size() - from)));
+        for (std::vector<std::size_t> const& chunk : chunksOf(blocks[b], run.chunk, loaded)) {
             for (Id op : run.ops) {
                 auto const& o = graph_.control.node(op);
                 naming(op, o.kind, [&] {
@@ -487,7 +492,10 @@ void KernelWalker<Register>::elementwiseChunks(ElementwiseRun const& run) {
                                  memory =
                                      graph_.mapping.get(op, isLoad ? role::source : role::dest);
                         Held<Register>& h = held_.at(value);
-                        if (!isLoad && tile) {
+                        if (isLoad) {
+                            auto& [places, recent] = loaded.at(op);
+                            loadChunk(value, h, memory, places, chunk, recent, 2 * run.chunk);
+                        } else if (tile) {
                             writeStaged(*tile, h, chunk, memory);
                         } else {
                             Held<Register> part = partOf(h, chunk);
@@ -512,6 +520,129 @@ void KernelWalker<Register>::elementwiseChunks(ElementwiseRun const& run) {
     // body) holds them afresh.
     for (Id value : dead)
         held_.erase(value);
+}
+
+// The stored value is rounded to the tensor's 16-bit type by its store; rounding it when it is
+// computed as well, as a 16-bit value is (PTX: cvt.rn.f16.f32 and back to f32), gives the same
+// bits with two conversions more an element, where nothing else reads it.
+template <class Register>
+bool KernelWalker<Register>::roundedByItsStore(ElementwiseRun const& run) const {
+    Id const store = run.ops.back(), stored = graph_.mapping.get(store, role::source);
+    auto const type = graph_.coordinates.node(stored).dtype;
+    if (!type || (*type != DataType::F16 && *type != DataType::BF16) ||
+        *type != tensorType(graph_.mapping.get(store, role::dest)))
+        return false;
+    bool assigned = false;
+    for (Id op : run.ops)
+        assigned = assigned || (graph_.control.node(op).kind == OperationKind::Assign &&
+                                graph_.mapping.get(op, role::dest) == stored);
+    if (!assigned)
+        return false;
+    for (Id reader : graph_.control.nodes()) {
+        auto const kind = graph_.control.node(reader).kind;
+        if (reader != store && kind != OperationKind::Kernel && kind != OperationKind::ForLoop &&
+            kind != OperationKind::If && readsValue(graph_, reader, stored))
+            return false;
+    }
+    return true;
+}
+
+// Consecutive elements of `block`, `size` at a time; a chunk that loads an element at the place
+// where the one before loaded one (a bias at the same columns, another row) comes right after
+// it, so that loadChunk() finds it: the wgmma fragments' rows r and r + 8 are 64 elements apart
+// in a workitem's registers.
+template <class Register>
+std::vector<std::vector<std::size_t>> KernelWalker<Register>::chunksOf(
+    std::vector<std::size_t> const& block, std::size_t size,
+    std::map<Id, std::pair<Placed, std::vector<std::pair<std::size_t, Register>>>> const& loaded)
+    const {
+    std::vector<std::vector<std::size_t>> chunks;
+    for (std::size_t from = 0; from < block.size(); from += size) {
+        auto const first = block.begin() + static_cast<std::ptrdiff_t>(from);
+        chunks.emplace_back(
+            first, first + static_cast<std::ptrdiff_t>(std::min(size, block.size() - from)));
+    }
+    auto const shares = [&](std::vector<std::size_t> const& a, std::vector<std::size_t> const& b) {
+        for (auto const& [op, l] : loaded)
+            for (std::size_t x : a)
+                for (std::size_t y : b)
+                    if (IndexFacts::difference(l.first.offsets[x], l.first.offsets[y]) ==
+                        std::int64_t{0})
+                        return true;
+        return false;
+    };
+    std::vector<std::vector<std::size_t>> ordered;
+    std::vector<bool> taken(chunks.size(), false);
+    for (std::size_t next = 0; ordered.size() < chunks.size();) {
+        taken[next] = true;
+        ordered.push_back(chunks[next]);
+        std::size_t following = chunks.size();
+        for (std::size_t k = 0; k < chunks.size() && following == chunks.size(); ++k)
+            if (!taken[k] && shares(chunks[k], ordered.back()))
+                following = k;
+        for (std::size_t k = 0; k < chunks.size() && following == chunks.size(); ++k)
+            if (!taken[k])
+                following = k;
+        next = following;
+    }
+    return ordered;
+}
+
+namespace {
+
+// Whether `conditions` imply `condition`: one of them, implied by them (IndexFacts::impliedBy),
+// or weaker than one (`x + a < n` from `x + b < n` with b >= a).
+bool implies(IndexFacts const& facts, std::vector<ExprPtr> const& conditions,
+             ExprPtr const& condition) {
+    if (facts.impliedBy(condition, conditions))
+        return true;
+    std::vector<ExprPtr> const strongest = IndexFacts::strongest(conditions);
+    std::vector<ExprPtr> with = conditions;
+    with.push_back(condition);
+    std::vector<ExprPtr> const both = IndexFacts::strongest(with);
+    return both.size() == strongest.size() &&
+           std::all_of(both.begin(), both.end(), [&](ExprPtr const& c) {
+               return std::any_of(strongest.begin(), strongest.end(),
+                                  [&](ExprPtr const& s) { return equal(c, s); });
+           });
+}
+
+} // namespace
+
+// A tensor broadcast along an axis (a bias, by a stride of 0) has the same element at several
+// places of the run's value: each is loaded once, while `recent` holds it, and the others take
+// its register. The one loaded must exist wherever the other does (its conditions implied: the
+// bias at row r, for the same column at row r + 8), since a missing element loads as 0.
+template <class Register>
+void KernelWalker<Register>::loadChunk(Id value, Held<Register>& held, Id memory,
+                                       Placed const& places, std::vector<std::size_t> const& chunk,
+                                       std::vector<std::pair<std::size_t, Register>>& recent,
+                                       std::size_t keep) {
+    std::vector<std::size_t> missing;
+    for (std::size_t c : chunk) {
+        auto const same = std::find_if(recent.rbegin(), recent.rend(), [&](auto const& r) {
+            auto const& theirs = places.conditions[r.first];
+            return IndexFacts::difference(places.offsets[c], places.offsets[r.first]) ==
+                       std::int64_t{0} &&
+                   std::all_of(theirs.begin(), theirs.end(), [&](ExprPtr const& t) {
+                       return implies(facts_, places.conditions[c], t);
+                   });
+        });
+        if (same != recent.rend())
+            held.registers[c] = same->second;
+        else
+            missing.push_back(c);
+    }
+    if (missing.empty())
+        return;
+    Held<Register> part = partOf(held, missing);
+    move(value, part, memory, /*isLoad=*/true);
+    for (std::size_t k = 0; k < missing.size(); ++k) {
+        held.registers[missing[k]] = part.registers[k];
+        recent.emplace_back(missing[k], part.registers[k]);
+    }
+    if (recent.size() > keep)
+        recent.erase(recent.begin(), recent.end() - static_cast<std::ptrdiff_t>(keep));
 }
 
 namespace {

@@ -219,6 +219,9 @@ protected:
     void elementwiseChunks(ElementwiseRun const& run);
     /// The values of `run` that are dead once their chunk is stored.
     std::vector<Id> diesInItsChunk(ElementwiseRun const& run) const;
+    /// Whether the value `run` stores is computed there, of the stored tensor's 16-bit type,
+    /// and read by its store alone: then it is held in f32, and rounded once, by the store.
+    bool roundedByItsStore(ElementwiseRun const& run) const;
 
     // ---- A store staged through shared memory (EPILOGUE=1; StagedTile.h) --------------------
     /// The tile of tensor `memory` that held value `value` makes, in blocks of `blockColumns`.
@@ -386,6 +389,21 @@ protected:
     /// whose offsets are consecutive; 1 where none does.
     static std::size_t accessWidth(std::vector<ExprPtr> const& offsets, std::size_t start,
                                    std::size_t widest, int bytes);
+    /// Elements `chunk` of `held`, value `value` of an element-wise run loaded from tensor
+    /// `memory` (`places`: place() of all of them): each one an element of `recent` (loaded
+    /// before, the latest last) already holds at the same offset, under conditions this one's
+    /// imply, takes its register; the others are loaded (move()) and join `recent`, which keeps
+    /// the last `keep`.
+    void loadChunk(Id value, Held<Register>& held, Id memory, Placed const& places,
+                   std::vector<std::size_t> const& chunk,
+                   std::vector<std::pair<std::size_t, Register>>& recent, std::size_t keep);
+    /// The chunks of `size` elements of `block` (elements of an element-wise run, in register
+    /// order) in the order the run computes them: each one after the chunk whose loads (of
+    /// `loaded`: each load's places) it shares a place with, where there is one.
+    std::vector<std::vector<std::size_t>>
+    chunksOf(std::vector<std::size_t> const& block, std::size_t size,
+             std::map<Id, std::pair<Placed, std::vector<std::pair<std::size_t, Register>>>> const&
+                 loaded) const;
     /// The indices of Shared `shared` at each of `at`; a UserError where a read may leave it.
     std::vector<ExprPtr> sharedIndices(Id shared,
                                        std::vector<std::map<Id, ExprPtr>> const& at) const;

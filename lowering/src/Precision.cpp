@@ -4,8 +4,10 @@
 #include "OperationOrder.h"
 #include "kiln/graph/ExpressionText.h"
 
+#include <cmath>
 #include <fmt/format.h>
 #include <set>
+#include <vector>
 
 namespace kiln::lowering {
 
@@ -96,7 +98,139 @@ ExprPtr twiceSigmoid(ExprPtr const& tanh, char const* sign) {
     return parseExpression(fmt::format("2.0 / (1.0 + exp({}2.0 * u))", sign), operand);
 }
 
+// 1 + tanh(u) as 2 / (1 + exp(-2u)), 1 - tanh(u) as 2 / (1 + exp(2u)), anywhere in `e`.
+ExprPtr quotientsForTanh(ExprPtr const& e) {
+    return std::visit(
+        [&](auto const& node) -> ExprPtr {
+            using T = std::decay_t<decltype(node)>;
+            if constexpr (std::is_same_v<T, expr::Binary>) {
+                ExprPtr const lhs = quotientsForTanh(node.lhs), rhs = quotientsForTanh(node.rhs);
+                if (node.op == BinaryOp::Add && isOne(lhs) && isTanh(rhs))
+                    return twiceSigmoid(rhs, "-");
+                if (node.op == BinaryOp::Add && isTanh(lhs) && isOne(rhs))
+                    return twiceSigmoid(lhs, "-");
+                if (node.op == BinaryOp::Subtract && isOne(lhs) && isTanh(rhs))
+                    return twiceSigmoid(rhs, "");
+                return lhs == node.lhs && rhs == node.rhs ? e : binary(node.op, lhs, rhs);
+            } else if constexpr (std::is_same_v<T, expr::Unary>) {
+                ExprPtr const arg = quotientsForTanh(node.arg);
+                return arg == node.arg ? e : unary(node.op, arg);
+            } else if constexpr (std::is_same_v<T, expr::Convert>) {
+                ExprPtr const arg = quotientsForTanh(node.arg);
+                return arg == node.arg ? e : convert(node.type, arg);
+            } else if constexpr (std::is_same_v<T, expr::Select>) {
+                ExprPtr const c = quotientsForTanh(node.condition),
+                              t = quotientsForTanh(node.ifTrue), f = quotientsForTanh(node.ifFalse);
+                return c == node.condition && t == node.ifTrue && f == node.ifFalse
+                           ? e
+                           : select(c, t, f);
+            } else {
+                return e;
+            }
+        },
+        static_cast<Expression::variant const&>(*e));
+}
+
+bool isF32(ExprPtr const& e) {
+    return resultType(*e) == DataType::F32;
+}
+
+// Whether `e` is an f32 product, quotient or negation.
+bool isProduct(ExprPtr const& e) {
+    if (!isF32(e))
+        return false;
+    if (auto const* b = std::get_if<expr::Binary>(e.get()))
+        return b->op == BinaryOp::Multiply || b->op == BinaryOp::Divide;
+    auto const* u = std::get_if<expr::Unary>(e.get());
+    return u && u->op == UnaryOp::Negate;
+}
+
+// `e` with foldFactors() applied to its operands.
+ExprPtr foldChildren(ExprPtr const& e) {
+    return std::visit(
+        [&](auto const& node) -> ExprPtr {
+            using T = std::decay_t<decltype(node)>;
+            if constexpr (std::is_same_v<T, expr::Binary>) {
+                ExprPtr const lhs = foldFactors(node.lhs), rhs = foldFactors(node.rhs);
+                return lhs == node.lhs && rhs == node.rhs ? e : binary(node.op, lhs, rhs);
+            } else if constexpr (std::is_same_v<T, expr::Unary>) {
+                ExprPtr const arg = foldFactors(node.arg);
+                return arg == node.arg ? e : unary(node.op, arg);
+            } else if constexpr (std::is_same_v<T, expr::Convert>) {
+                ExprPtr const arg = foldFactors(node.arg);
+                return arg == node.arg ? e : convert(node.type, arg);
+            } else if constexpr (std::is_same_v<T, expr::Select>) {
+                ExprPtr const c = foldFactors(node.condition), t = foldFactors(node.ifTrue),
+                              f = foldFactors(node.ifFalse);
+                return c == node.condition && t == node.ifTrue && f == node.ifFalse
+                           ? e
+                           : select(c, t, f);
+            } else {
+                return e;
+            }
+        },
+        static_cast<Expression::variant const&>(*e));
+}
+
+// An f32 product's factors: the literal ones (a literal numerator of a quotient and a negation
+// count as such) multiplied into `coefficient`, the others in `factors` in their order, each
+// folded itself; `literals` counts the literal ones.
+void collectFactors(ExprPtr const& e, double& coefficient, int& literals,
+                    std::vector<ExprPtr>& factors) {
+    if (auto const* l = std::get_if<expr::Literal>(e.get()); l && isFloat(l->value.type)) {
+        coefficient *= l->value.asDouble();
+        ++literals;
+        return;
+    }
+    if (isF32(e)) {
+        if (auto const* b = std::get_if<expr::Binary>(e.get())) {
+            if (b->op == BinaryOp::Multiply) {
+                collectFactors(b->lhs, coefficient, literals, factors);
+                collectFactors(b->rhs, coefficient, literals, factors);
+                return;
+            }
+            auto const* numerator = std::get_if<expr::Literal>(b->lhs.get());
+            if (b->op == BinaryOp::Divide && numerator && isFloat(numerator->value.type) &&
+                numerator->value.asDouble() != 0) {
+                coefficient *= numerator->value.asDouble();
+                ++literals;
+                factors.push_back(
+                    binary(BinaryOp::Divide, literal(Value::real(1.0)), foldFactors(b->rhs)));
+                return;
+            }
+        }
+        if (auto const* u = std::get_if<expr::Unary>(e.get()); u && u->op == UnaryOp::Negate) {
+            coefficient = -coefficient;
+            ++literals;
+            collectFactors(u->arg, coefficient, literals, factors);
+            return;
+        }
+    }
+    factors.push_back(foldChildren(e));
+}
+
 } // namespace
+
+ExprPtr foldFactors(ExprPtr const& e) {
+    if (!e)
+        return e;
+    if (isProduct(e)) {
+        double coefficient = 1;
+        int literals = 0;
+        std::vector<ExprPtr> factors;
+        collectFactors(e, coefficient, literals, factors);
+        // Two literal factors or more, none of them 0, and something else to multiply.
+        if (literals >= 2 && coefficient != 0 && std::isfinite(coefficient) && !factors.empty()) {
+            ExprPtr folded = factors.front();
+            for (std::size_t k = 1; k < factors.size(); ++k)
+                folded = binary(BinaryOp::Multiply, folded, factors[k]);
+            return coefficient == 1
+                       ? folded
+                       : binary(BinaryOp::Multiply, literal(Value::real(coefficient)), folded);
+        }
+    }
+    return foldChildren(e);
+}
 
 Precision assignPrecision(KernelGraph const& graph, Id op) {
     std::set<Id> visiting;
@@ -106,37 +240,7 @@ Precision assignPrecision(KernelGraph const& graph, Id op) {
 ExprPtr forPrecision(ExprPtr const& e, Precision precision) {
     if (precision == Precision::Exact || !e)
         return e;
-    return std::visit(
-        [&](auto const& node) -> ExprPtr {
-            using T = std::decay_t<decltype(node)>;
-            if constexpr (std::is_same_v<T, expr::Binary>) {
-                ExprPtr const lhs = forPrecision(node.lhs, precision),
-                              rhs = forPrecision(node.rhs, precision);
-                if (node.op == BinaryOp::Add && isOne(lhs) && isTanh(rhs))
-                    return twiceSigmoid(rhs, "-");
-                if (node.op == BinaryOp::Add && isTanh(lhs) && isOne(rhs))
-                    return twiceSigmoid(lhs, "-");
-                if (node.op == BinaryOp::Subtract && isOne(lhs) && isTanh(rhs))
-                    return twiceSigmoid(rhs, "");
-                return lhs == node.lhs && rhs == node.rhs ? e : binary(node.op, lhs, rhs);
-            } else if constexpr (std::is_same_v<T, expr::Unary>) {
-                ExprPtr const arg = forPrecision(node.arg, precision);
-                return arg == node.arg ? e : unary(node.op, arg);
-            } else if constexpr (std::is_same_v<T, expr::Convert>) {
-                ExprPtr const arg = forPrecision(node.arg, precision);
-                return arg == node.arg ? e : convert(node.type, arg);
-            } else if constexpr (std::is_same_v<T, expr::Select>) {
-                ExprPtr const c = forPrecision(node.condition, precision),
-                              t = forPrecision(node.ifTrue, precision),
-                              f = forPrecision(node.ifFalse, precision);
-                return c == node.condition && t == node.ifTrue && f == node.ifFalse
-                           ? e
-                           : select(c, t, f);
-            } else {
-                return e;
-            }
-        },
-        static_cast<Expression::variant const&>(*e));
+    return foldFactors(quotientsForTanh(e));
 }
 
 } // namespace kiln::lowering

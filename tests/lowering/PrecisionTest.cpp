@@ -127,8 +127,8 @@ TEST(PrecisionRewrite, OnePlusOrMinusTanhBecomesAQuotientOfTheSameValue) {
         return toString(
             lowering::forPrecision(parseExpression(text, names), Precision::Approximate));
     };
-    EXPECT_EQ(rewritten("0.5 * u * (1.0 + tanh(0.5 * u))"),
-              "0.5 * u * (2.0 / (1.0 + exp(-2.0 * (0.5 * u))))");
+    // The literal factors folded too (foldFactors): 0.5 * 2 and -2 * 0.5.
+    EXPECT_EQ(rewritten("0.5 * u * (1.0 + tanh(0.5 * u))"), "u * (1.0 / (1.0 + exp(-1.0 * u)))");
     EXPECT_EQ(rewritten("tanh(u) + 1.0"), "2.0 / (1.0 + exp(-2.0 * u))");
     EXPECT_EQ(rewritten("1.0 - tanh(u)"), "2.0 / (1.0 + exp(2.0 * u))");
     EXPECT_EQ(rewritten("tanh(u) - 1.0"), "tanh(u) - 1.0"); // not a sum that cancels near -1
@@ -145,6 +145,54 @@ TEST(PrecisionRewrite, OnePlusOrMinusTanhBecomesAQuotientOfTheSameValue) {
                         1e-15 * std::max(1.0, std::abs(v)))
                 << text << " at " << v;
         }
+}
+
+TEST(PrecisionRewrite, LiteralFactorsOfAnF32ProductFoldIntoOne) {
+    struct Names : NameResolver {
+        ExprPtr name(std::string_view n) const override {
+            return n == "u"   ? argument("u", DataType::F32)
+                   : n == "i" ? argument("i", DataType::I64)
+                   : n == "h" ? argument("h", DataType::F16)
+                              : nullptr;
+        }
+    } names;
+    auto const folded = [&](std::string const& text) {
+        return toString(lowering::foldFactors(parseExpression(text, names)));
+    };
+    EXPECT_EQ(folded("2.0 * (3.0 * u)"), "6.0 * u");
+    EXPECT_EQ(folded("0.5 * u * (2.0 / (u + 1.0))"), "u * (1.0 / (u + 1.0))");
+    EXPECT_EQ(folded("-(0.25 * u) * u"), "-0.25 * (u * u)");
+    EXPECT_EQ(folded("exp(-2.0 * (0.5 * u)) + 1.0"), "exp(-1.0 * u) + 1.0");
+    // One literal factor: nothing to fold, the same expression.
+    ExprPtr const one = parseExpression("2.0 * u / (u + 3.0)", names);
+    EXPECT_EQ(lowering::foldFactors(one), one);
+    // Integers, 16-bit products (rounded at each step) and a factor 0 stay as they are.
+    for (std::string const text : {"2 * (3 * i)", "2.0 * (3.0 * h)", "0.0 * (2.0 * u)"}) {
+        ExprPtr const e = parseExpression(text, names);
+        EXPECT_EQ(toString(lowering::foldFactors(e)), toString(e)) << text;
+    }
+}
+
+// `text` over x, at x = v, in f32.
+double valueInF32At(std::string const& text, float v, Precision precision) {
+    struct X : NameResolver {
+        ExprPtr x;
+        ExprPtr name(std::string_view n) const override { return n == "x" ? x : nullptr; }
+    } names;
+    names.x = literal(Value::real(v, DataType::F32));
+    ExprPtr const e = lowering::forPrecision(parseExpression(text, names), precision);
+    return evaluate(*e, Environment{}).f;
+}
+
+TEST(PrecisionRewrite, FoldedFactorsMoveAnF32GeluByRoundingsOnly) {
+    // The GELU in f32, rewritten and folded, against the same in f32 as written: apart where
+    // the written one cancels (tanh near -1: its error is of the size of its terms, |x|), within
+    // a few f32 roundings of |x|.
+    std::string const gelu = "0.5 * x * (1.0 + tanh(0.7978845608 * (x + 0.044715 * x * x * x)))";
+    for (float v : {-40.0f, -6.0f, -1.5f, -0.01f, 0.0f, 0.3f, 2.0f, 9.0f, 40.0f})
+        EXPECT_NEAR(valueInF32At(gelu, v, Precision::Approximate),
+                    valueInF32At(gelu, v, Precision::Exact), 1e-6 * std::max(1.0f, std::abs(v)))
+            << v;
 }
 
 lowering::EmittedKernel emitted(std::string const& target) {
@@ -215,6 +263,11 @@ float geluArgument(float h) {
     return f32(f32(0.7978845608) * f32(h + f32(f32(f32(0.044715f * h) * h) * h)));
 }
 
+// The GELU's polynomial, h + 0.044715 h^3, as the kernel computes it in f32.
+float geluPolynomial(float h) {
+    return f32(h + f32(f32(f32(0.044715f * h) * h) * h));
+}
+
 // Inputs as `kiln run` draws them for a GEMM (sums of K products of values in [-1, 1]) are
 // symmetric about 0; a grid from -H to H with H the largest |h| is the worst such data for the
 // GELU (the most negative h next to the largest result), at several scales.
@@ -226,8 +279,10 @@ std::vector<float> symmetricInputs(float largest) {
 }
 
 TEST(PrecisionBound, RewrittenGeluStaysWithinTheF16ToleranceAtTheWorstErrors) {
-    // 2 / (1 + 2^(-2u log2 e)) with ex2.approx (2 ulp), rcp.approx (1 ulp), each at either end
-    // of its bound; AMDGCN's v_exp_f32 and v_rcp_f32 are within the same.
+    // As the kernels compute it since foldFactors: h / (1 + 2^(c p)), p the polynomial and
+    // c = -2 * 0.7978845608 * log2 e one f32 literal, with ex2.approx (2 ulp), rcp.approx (1
+    // ulp), each at either end of its bound; AMDGCN's v_exp_f32 and v_rcp_f32 are within the
+    // same (AMDGCN multiplies by -2 * 0.7978845608 and log2 e apart: one rounding more).
     for (float largest : {2.0f, 6.0f, 30.0f, 120.0f}) {
         std::vector<float> const inputs = symmetricInputs(largest);
         std::vector<double> expected;
@@ -238,11 +293,11 @@ TEST(PrecisionBound, RewrittenGeluStaysWithinTheF16ToleranceAtTheWorstErrors) {
             for (double rcpUlps : {-1.0, 1.0}) {
                 std::vector<double> actual;
                 for (float h : inputs) {
-                    float const u = geluArgument(h);
-                    float const s = f32(f32(-2.0f * u) * f32(1.4426950408889634));
+                    float const s =
+                        f32(geluPolynomial(h) * f32(-2.0 * 0.7978845608 * 1.4426950408889634));
                     float const e = off(std::exp2(double(s)), ex2Ulps);
-                    float const q = f32(2.0f * off(1.0 / double(f32(1.0f + e)), rcpUlps));
-                    actual.push_back(roundTo(DataType::F16, f32(f32(0.5f * h) * q)));
+                    float const q = off(1.0 / double(f32(1.0f + e)), rcpUlps);
+                    actual.push_back(roundTo(DataType::F16, f32(h * q)));
                 }
                 worst = std::max(worst, comparison(actual, expected));
             }

@@ -441,74 +441,62 @@ kiln_tanh_f16_and_f32:
   global_store_dword v[14:15], v43, off offset:12
 .Lkiln_tanh_f16_and_f32_vector_only_2:
   s_mov_b64 exec, s[30:31]
-  v_mul_f32 v1, 0.5, v26
-  v_mul_f32 v4, 0x3d372713, v26
+  v_mul_f32 v1, 0x3d372713, v26
+  v_mul_f32 v4, v1, v26
   v_mul_f32 v5, v4, v26
-  v_mul_f32 v6, v5, v26
-  v_add_f32 v7, v26, v6
-  v_mul_f32 v8, 0x3f4c422a, v7
-  v_mul_f32 v9, -2.0, v8
-  v_mul_f32 v10, 0x3fb8aa3b, v9
-  v_exp_f32 v11, v10
+  v_add_f32 v6, v26, v5
+  v_mul_f32 v7, 0xbfcc422a, v6
+  v_mul_f32 v8, 0x3fb8aa3b, v7
+  v_exp_f32 v9, v8
   s_nop 0
-  v_add_f32 v12, 1.0, v11
-  v_rcp_f32 v13, v12
+  v_add_f32 v10, 1.0, v9
+  v_rcp_f32 v11, v10
   s_nop 0
-  v_mul_f32 v14, 2.0, v13
-  v_mul_f32 v15, v1, v14
-  v_cvt_f16_f32 v16, v15
-  v_cvt_f32_f16 v21, v16
-  v_mul_f32 v1, 0.5, v27
-  v_mul_f32 v4, 0x3d372713, v27
+  v_mul_f32 v12, v26, v11
+  v_cvt_f16_f32 v13, v12
+  v_cvt_f32_f16 v14, v13
+  v_mul_f32 v1, 0x3d372713, v27
+  v_mul_f32 v4, v1, v27
   v_mul_f32 v5, v4, v27
-  v_mul_f32 v6, v5, v27
-  v_add_f32 v7, v27, v6
-  v_mul_f32 v8, 0x3f4c422a, v7
-  v_mul_f32 v9, -2.0, v8
-  v_mul_f32 v10, 0x3fb8aa3b, v9
-  v_exp_f32 v11, v10
+  v_add_f32 v6, v27, v5
+  v_mul_f32 v7, 0xbfcc422a, v6
+  v_mul_f32 v8, 0x3fb8aa3b, v7
+  v_exp_f32 v9, v8
   s_nop 0
-  v_add_f32 v12, 1.0, v11
-  v_rcp_f32 v13, v12
+  v_add_f32 v10, 1.0, v9
+  v_rcp_f32 v11, v10
   s_nop 0
-  v_mul_f32 v14, 2.0, v13
-  v_mul_f32 v15, v1, v14
-  v_cvt_f16_f32 v16, v15
-  v_cvt_f32_f16 v22, v16
-  v_mul_f32 v1, 0.5, v28
-  v_mul_f32 v4, 0x3d372713, v28
+  v_mul_f32 v12, v27, v11
+  v_cvt_f16_f32 v13, v12
+  v_cvt_f32_f16 v15, v13
+  v_mul_f32 v1, 0x3d372713, v28
+  v_mul_f32 v4, v1, v28
   v_mul_f32 v5, v4, v28
-  v_mul_f32 v6, v5, v28
-  v_add_f32 v7, v28, v6
-  v_mul_f32 v8, 0x3f4c422a, v7
-  v_mul_f32 v9, -2.0, v8
-  v_mul_f32 v10, 0x3fb8aa3b, v9
-  v_exp_f32 v11, v10
+  v_add_f32 v6, v28, v5
+  v_mul_f32 v7, 0xbfcc422a, v6
+  v_mul_f32 v8, 0x3fb8aa3b, v7
+  v_exp_f32 v9, v8
   s_nop 0
-  v_add_f32 v12, 1.0, v11
-  v_rcp_f32 v13, v12
+  v_add_f32 v10, 1.0, v9
+  v_rcp_f32 v11, v10
   s_nop 0
-  v_mul_f32 v14, 2.0, v13
-  v_mul_f32 v15, v1, v14
-  v_cvt_f16_f32 v16, v15
-  v_cvt_f32_f16 v23, v16
-  v_mul_f32 v1, 0.5, v29
-  v_mul_f32 v4, 0x3d372713, v29
+  v_mul_f32 v12, v28, v11
+  v_cvt_f16_f32 v13, v12
+  v_cvt_f32_f16 v16, v13
+  v_mul_f32 v1, 0x3d372713, v29
+  v_mul_f32 v4, v1, v29
   v_mul_f32 v5, v4, v29
-  v_mul_f32 v6, v5, v29
-  v_add_f32 v7, v29, v6
-  v_mul_f32 v8, 0x3f4c422a, v7
-  v_mul_f32 v9, -2.0, v8
-  v_mul_f32 v10, 0x3fb8aa3b, v9
-  v_exp_f32 v11, v10
+  v_add_f32 v6, v29, v5
+  v_mul_f32 v7, 0xbfcc422a, v6
+  v_mul_f32 v8, 0x3fb8aa3b, v7
+  v_exp_f32 v9, v8
   s_nop 0
-  v_add_f32 v12, 1.0, v11
-  v_rcp_f32 v13, v12
+  v_add_f32 v10, 1.0, v9
+  v_rcp_f32 v11, v10
   s_nop 0
-  v_mul_f32 v14, 2.0, v13
-  v_mul_f32 v15, v1, v14
-  v_cvt_f16_f32 v16, v15
-  v_cvt_f32_f16 v24, v16
+  v_mul_f32 v12, v29, v11
+  v_cvt_f16_f32 v13, v12
+  v_cvt_f32_f16 v21, v13
   s_mov_b64 s[16:17], 0x100
   s_mul_hi_u32 s3, s14, s16
   s_mul_i32 s20, s14, s17
@@ -528,10 +516,10 @@ kiln_tanh_f16_and_f32:
   v_add_u32 v9, v12, v11
   v_mul_lo_u32 v8, v4, 8
   v_mov_b32 v13, s10
-  v_add_co_u32 v14, s[26:27], v13, v8
-  v_mov_b32 v16, s11
+  v_add_co_u32 v22, s[26:27], v13, v8
+  v_mov_b32 v24, s11
   s_nop 0
-  v_addc_co_u32 v15, s[26:27], v16, v9, s[26:27]
+  v_addc_co_u32 v23, s[26:27], v24, v9, s[26:27]
   v_mul_hi_u32 v1, v4, 4
   v_mul_lo_u32 v10, v4, 0
   v_mul_lo_u32 v11, v5, 4
@@ -547,36 +535,36 @@ kiln_tanh_f16_and_f32:
   s_nop 1
   v_addc_co_u32 v13, s[20:21], v7, 0, s[20:21]
   v_cmp_lt_i64_e64 s[24:25], v[12:13], s[12:13]
-  v_add_co_u32 v30, s[20:21], v6, 3
+  v_add_co_u32 v24, s[20:21], v6, 3
   s_nop 1
-  v_addc_co_u32 v31, s[20:21], v7, 0, s[20:21]
-  v_cmp_lt_i64_e64 s[26:27], v[30:31], s[12:13]
+  v_addc_co_u32 v25, s[20:21], v7, 0, s[20:21]
+  v_cmp_lt_i64_e64 s[26:27], v[24:25], s[12:13]
   s_and_b64 s[20:21], s[16:17], s[22:23]
   s_and_b64 s[28:29], s[20:21], s[24:25]
   s_and_b64 s[20:21], s[28:29], s[26:27]
-  v_cvt_f16_f32 v1, v21
-  v_cvt_f16_f32 v16, v22
-  v_pack_b32_f16 v32, v1, v16
-  v_cvt_f16_f32 v25, v23
-  v_cvt_f16_f32 v34, v24
-  v_pack_b32_f16 v33, v25, v34
+  v_cvt_f16_f32 v1, v14
+  v_cvt_f16_f32 v32, v15
+  v_pack_b32_f16 v30, v1, v32
+  v_cvt_f16_f32 v33, v16
+  v_cvt_f16_f32 v34, v21
+  v_pack_b32_f16 v31, v33, v34
   s_and_saveexec_b64 s[30:31], s[20:21]
-  global_store_dwordx2 v[14:15], v[32:33], off
+  global_store_dwordx2 v[22:23], v[30:31], off
   s_andn2_b64 s[32:33], s[30:31], s[20:21]
   s_mov_b64 exec, s[32:33]
   s_cbranch_execz .Lkiln_tanh_f16_and_f32_vector_only_3
   s_and_b64 exec, s[32:33], s[16:17]
-  v_cvt_f16_f32 v35, v21
-  global_store_short v[14:15], v35, off
+  v_cvt_f16_f32 v35, v14
+  global_store_short v[22:23], v35, off
   s_and_b64 exec, s[32:33], s[22:23]
-  v_cvt_f16_f32 v36, v22
-  global_store_short v[14:15], v36, off offset:2
+  v_cvt_f16_f32 v36, v15
+  global_store_short v[22:23], v36, off offset:2
   s_and_b64 exec, s[32:33], s[24:25]
-  v_cvt_f16_f32 v37, v23
-  global_store_short v[14:15], v37, off offset:4
+  v_cvt_f16_f32 v37, v16
+  global_store_short v[22:23], v37, off offset:4
   s_and_b64 exec, s[32:33], s[26:27]
-  v_cvt_f16_f32 v38, v24
-  global_store_short v[14:15], v38, off offset:6
+  v_cvt_f16_f32 v38, v21
+  global_store_short v[22:23], v38, off offset:6
 .Lkiln_tanh_f16_and_f32_vector_only_3:
   s_mov_b64 exec, s[30:31]
   s_endpgm

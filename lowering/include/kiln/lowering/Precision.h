@@ -26,7 +26,17 @@ Precision assignPrecision(KernelGraph const& graph, Id op);
 /// values: where tanh(u) nears -1 (1 for the difference) the sum cancels, and the approximate
 /// tanh's error, 2^-11 of |tanh(u)|, would become all of it (a tanh-GELU, 0.5 h (1 + tanh(u)),
 /// off by up to 2.4e-4 |h| where it is nearly 0), while the quotient keeps the approximate
-/// exp's and reciprocal's relative error, about 2^-21. Exact returns `e` unchanged.
+/// exp's and reciprocal's relative error, about 2^-21; then folds the literal factors
+/// (foldFactors()). Exact returns `e` unchanged.
 ExprPtr forPrecision(ExprPtr const& e, Precision precision);
+
+/// `e` with the literal factors of each f32 product multiplied into one, in double, where there
+/// are two or more: a literal numerator counts as one (`c / d` is `c * (1 / d)`), a negation as
+/// -1. The tanh-GELU rewritten above, `0.5 * h * (2 / (1 + exp(-2 * (0.7978845608 * x))))`,
+/// becomes `h * (1 / (1 + exp(-1.5957691216 * x)))`: a reciprocal and one multiply by h, one
+/// multiply before the exp (whose log2(e) the approximate exp folds in as well), instead of six
+/// multiplies an element. Each folded product rounds once where it rounded at each factor, so
+/// the value moves by an f32 rounding or two: only for approximate Assigns.
+ExprPtr foldFactors(ExprPtr const& e);
 
 } // namespace kiln::lowering

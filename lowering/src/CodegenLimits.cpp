@@ -72,9 +72,10 @@ void checkCodegenParameters(CodegenOptions const& options) {
                                     persistent->second));
     if (auto const online = options.schedule.find("ONLINE");
         online != options.schedule.end() && online->second != 0 && online->second != 1)
-        throw UserError(fmt::format("ONLINE={} must be 0 (a softmax's rows read for their max, "
-                                    "then for their sum of exp(x - max)) or 1 (both in one pass, "
-                                    "OnlineSoftmax.h)",
+        throw UserError(fmt::format("ONLINE={} must be 0 (a row read once for each of its "
+                                    "statistics) or 1 (a softmax's max and sum of exp(x - max), "
+                                    "or a mean and variance, in one pass: OnlineSoftmax.h, "
+                                    "MeanVariance.h)",
                                     online->second));
     if (auto const blocks = options.schedule.find("MIN_BLOCKS"); blocks != options.schedule.end()) {
         std::int64_t const most = arch.fact("max_blocks_per_multiprocessor").value_or(32);

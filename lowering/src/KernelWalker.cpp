@@ -26,7 +26,7 @@ KernelWalker<Register>::KernelWalker(KernelGraph const& graph, CodegenOptions co
     , facts_(graph)
     , shape_(launchShape(graph))
     , notWritten_(notWritten) {
-    online_ = onlineSoftmax(graph, options);
+    online_ = onlineStatistics(graph, options);
 }
 
 template <class Register>
@@ -664,7 +664,7 @@ DataType accumulatorOf(DataType element, DataType dest) {
 // Each element of the dest combines one row of the source (its last axis), read in place.
 template <class Register>
 void KernelWalker<Register>::reduce(Id op, Operation const& o) {
-    if (onlineSums_.contains(op)) // computed with its row's max (reduceOnline())
+    if (pairedReduces_.contains(op)) // computed with its row's max or mean (ONLINE=1)
         return;
     Id const source = graph_.mapping.get(op, role::source),
              dest = graph_.mapping.get(op, role::dest);
@@ -711,6 +711,11 @@ void KernelWalker<Register>::reduce(Id op, Operation const& o) {
                 };
                 r.accumulator = accumulatorOf(type(p->exps), type(p->sum));
                 return reduceOnline(*p, h, r, *rows);
+            }
+        if (online_ && o.combine == Combine::Mean)
+            if (auto const p = findMeanVariance(graph_, op)) {
+                // The variance too (KernelWalkerOnline.cpp), the two exchanged in f64.
+                return reduceWelford(*p, h, r, *rows);
             }
         return reduceCooperatively(summed, h, r, *rows);
     }

@@ -27,6 +27,7 @@
 #include "kiln/lowering/IndexExpressions.h"
 #include "kiln/lowering/IndexFacts.h"
 #include "kiln/lowering/LaunchShape.h"
+#include "kiln/lowering/MeanVariance.h"
 #include "kiln/lowering/OnlineSoftmax.h"
 #include "kiln/lowering/Precision.h"
 
@@ -130,6 +131,16 @@ struct RowPass {
     ExprPtr chunks;                  ///< the chunks of a row
     ExprPtr lane;                    ///< the workitem's lane in its row
     bool single = false;             ///< a row of one chunk, whose loads are held
+};
+
+/// The elements of one chunk of a row a workitem reads in a one-pass row statistic
+/// (KernelWalkerOnline.cpp): `part` holds them, loaded or computed; `where` each one's
+/// conditions (it lies before the row's end), which the pass leaves it out of the statistics
+/// without.
+template <class Register>
+struct RowChunk {
+    Held<Register> part;
+    std::vector<std::vector<ExprPtr>> where;
 };
 
 struct CooperativeRows {
@@ -294,22 +305,45 @@ protected:
     std::map<Id, Held<Register>> rowsHeld_;
     bool holdingRows_ = false; ///< in a single-chunk pass: loaded rows are kept in rowsHeld_
 
-    // ---- The online softmax (KernelWalkerOnline.cpp) ----------------------------------------
+    // ---- A row's statistics in one pass, ONLINE=1 (KernelWalkerOnline.cpp) -----------------
     /// With ONLINE=1, max-then-exp-sum `p` (OnlineSoftmax.h) whose rows workitems share, in one
     /// pass: each workitem's running max and running sum of exp(x - max) over its chunks (in
     /// f32, the sum rescaled by exp(old max - new max) as the max grows), then the row's max
     /// over its workitems (combineAcrossRow()), each workitem's sum rescaled to it and summed.
     /// Sets `held` (the max's dest, Reduction `r`) and the sum's dest; the sum's Reduce is then
-    /// not walked again (onlineSums_).
+    /// not walked again (pairedReduces_).
     void reduceOnline(MaxExpSum const& p, Held<Register>& held, Reduction const& r,
                       CooperativeRows const& rows);
+    /// With ONLINE=1, mean-then-variance `p` (MeanVariance.h) whose rows workitems share, in one
+    /// pass (Welford): each workitem's count, mean and sum of squared deviations over its
+    /// chunks (in f32, each chunk's merged by Chan et al.'s formula), then the row's mean over
+    /// its workitems (the sum of count x mean, combineAcrossRow()), and each workitem's M2 +
+    /// count (mean - the row's mean)^2 summed. Sets `held` (the mean's dest, Reduction `r`) and
+    /// the variance's dest; the variance's Reduce is then not walked again (pairedReduces_).
+    void reduceWelford(MeanVariance const& p, Held<Register>& held, Reduction const& r,
+                       CooperativeRows const& rows);
+    /// Whether the rows of `r` that a one-pass statistic (named `pass`, for messages) reads are
+    /// computed (else loaded); UserErrors for rows split over workgroups or read from shared
+    /// memory, which are not written.
+    bool onlineRowsComputed(Reduction const& r, CooperativeRows const& rows,
+                            std::string_view pass) const;
+    /// The held value `second` (the second Reduce's dest of a one-pass statistic), checked to be
+    /// held as `held` (of value `first`, Reduction `r`) is: element c of both of row c. The
+    /// names `what`, `pass` and `firstWhat` are for messages.
+    Held<Register>& heldWithRows(Id second, Id first, Held<Register> const& held,
+                                 Reduction const& r, std::string_view what, std::string_view pass,
+                                 std::string_view firstWhat);
+    /// The elements of the current chunk of `row` (an element of the first Reduce's dest) in
+    /// `pass`: loaded (held for the store's pass where the row is one chunk) or computed.
+    RowChunk<Register> chunkOf(IndexSolution const& row, Reduction const& r,
+                               CooperativeRows const& rows, RowPass const& pass, bool computed);
     /// Register `r` (holding a `type`) as a leaf of an expression the walker builds: a data
     /// value of an id below 0, which no dimension has, that valueAt() reads from leaves_.
     ExprPtr leaf(Register const& r, DataType type);
     /// A new register of `type` = `e`, computed at element `at` (its indices bind `e`'s).
     Register materialize(ExprPtr const& e, DataType type, IndexSolution const& at);
-    bool online_ = false;           ///< ONLINE=1 (onlineSoftmax())
-    std::set<Id> onlineSums_;       ///< the sum Reduces reduceOnline() computed
+    bool online_ = false;           ///< ONLINE=1 (onlineStatistics())
+    std::set<Id> pairedReduces_;    ///< the second Reduces reduceOnline() and reduceWelford() set
     std::map<Id, Register> leaves_; ///< leaf() ids -> their registers
 
     /// A Multiply into a register tile, into accumulator `into` when fused (accumulator()).

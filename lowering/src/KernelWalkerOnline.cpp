@@ -1,5 +1,6 @@
-// The online softmax (OnlineSoftmax.h, docs/codegen.md "The online softmax"): with ONLINE=1, a
-// row's max and its sum of exp(x - max) computed in one pass over the row, for both targets.
+// A row's statistics in one pass (ONLINE=1), for both targets: the online softmax
+// (OnlineSoftmax.h, docs/codegen.md "The online softmax"), a row's max and its sum of
+// exp(x - max), and Welford's mean and variance (MeanVariance.h, "Welford's mean and variance").
 //
 // Each workitem keeps a running max m and a running sum d of exp(x - m) over its chunks, in f32:
 // per chunk, the new max n = max(m, the chunk's elements), then d = d exp(m - n) + the sum of
@@ -10,6 +11,14 @@
 // d exp(m - M), summed. The exchanges combine in f64, as the cooperative Reduces' do
 // (both targets have its shuffles), of f32 values, exactly; M is then the max Reduce's value
 // and the sum the sum Reduce's, which the walk does not compute again.
+//
+// Welford's pass: each workitem keeps a count n, a mean m and a sum of squared deviations M2 over
+// its chunks, in f32: per chunk, its own count, mean and M2 (the chunk is held, so its M2 is
+// taken about its own mean), merged into the running ones by Chan et al.'s formula. The row's
+// workitems then meet in two exchanges of sums, as the online softmax's: the row's sum of n m,
+// which divided by the row's length is the mean M, the same in every workitem; then each
+// workitem's M2 + n (m - M)^2 (Chan's formula for many parts, every term >= 0), summed, which
+// divided by the row's length is the variance about M, the value the three passes compute.
 #include "KernelWalker.h"
 #include "kiln/amdgcn/Register.h"
 #include "kiln/graph/Simplify.h"
@@ -64,39 +73,106 @@ Register KernelWalker<Register>::materialize(ExprPtr const& e, DataType type,
 }
 
 template <class Register>
-void KernelWalker<Register>::reduceOnline(MaxExpSum const& p, Held<Register>& held,
-                                          Reduction const& r, CooperativeRows const& rows) {
+bool KernelWalker<Register>::onlineRowsComputed(Reduction const& r, CooperativeRows const& rows,
+                                                std::string_view pass) const {
     if (rows.parts)
-        throw UserError("the online softmax of rows split over workgroups is not written yet; "
-                        "use SPLIT=1 or ONLINE=0");
+        throw UserError(fmt::format("{} of rows split over workgroups is not written yet; use "
+                                    "SPLIT=1 or ONLINE=0",
+                                    pass));
     bool const computed = rowAssigns_.contains(r.source);
     if (!computed && graph_.control.node(r.view).kind != OperationKind::LoadTiled &&
         graph_.control.node(r.view).kind != OperationKind::LoadLinear)
-        throw UserError("the online softmax reads its rows from a tensor in global memory or "
-                        "computes them; a staged tile is not written yet");
-    if (!holdable(p.sum))
-        throw UserError(fmt::format("the row sums (value#{}) of the online softmax are not "
-                                    "distributed as its row maxima (value#{})",
-                                    p.sum, p.max));
-    // Element c of the sums is the sum of row c of the maxima: the same index along each axis.
-    Held<Register>& sums = hold(p.sum);
-    auto const sumAxes = axes(p.sum);
+        throw UserError(fmt::format("{} reads its rows from a tensor in global memory or "
+                                    "computes them; a staged tile is not written yet",
+                                    pass));
+    return computed;
+}
+
+template <class Register>
+Held<Register>& KernelWalker<Register>::heldWithRows(Id second, Id first,
+                                                     Held<Register> const& held, Reduction const& r,
+                                                     std::string_view what, std::string_view pass,
+                                                     std::string_view firstWhat) {
+    if (!holdable(second))
+        throw UserError(fmt::format("the {} (value#{}) of {} are not distributed as its {} "
+                                    "(value#{})",
+                                    what, second, pass, firstWhat, first));
+    // Element c of `second` is of row c of `first`: the same index along each axis.
+    Held<Register>& values = hold(second);
+    auto const secondAxes = axes(second);
     bool sameRows =
-        sums.elements.size() == held.elements.size() && sumAxes.size() == r.destAxes.size();
+        values.elements.size() == held.elements.size() && secondAxes.size() == r.destAxes.size();
     for (std::size_t c = 0; sameRows && c < held.elements.size(); ++c)
-        for (std::size_t a = 0; sameRows && a < sumAxes.size(); ++a)
-            sameRows = equal(simplify(sums.elements[c].at(sumAxes[a])),
+        for (std::size_t a = 0; sameRows && a < secondAxes.size(); ++a)
+            sameRows = equal(simplify(values.elements[c].at(secondAxes[a])),
                              simplify(held.elements[c].at(r.destAxes[a])));
     if (!sameRows)
-        throw UserError(fmt::format("the row sums (value#{}) of the online softmax are held with "
-                                    "another layout than its row maxima (value#{})",
-                                    p.sum, p.max));
-    RowPass const pass = beginRowPass(held, r, rows, computed);
+        throw UserError(fmt::format("the {} (value#{}) of {} are held with another layout than "
+                                    "its {} (value#{})",
+                                    what, second, pass, firstWhat, first));
+    return values;
+}
+
+template <class Register>
+RowChunk<Register> KernelWalker<Register>::chunkOf(IndexSolution const& row, Reduction const& r,
+                                                   CooperativeRows const& rows, RowPass const& pass,
+                                                   bool computed) {
     Id const memory = pass.memory;
     std::vector<std::int64_t> const& sizes = pass.sizes;
     std::int64_t const steps = pass.steps;
-    ExprPtr const &chunks = pass.chunks, &lane = pass.lane;
     bool const single = pass.single;
+    RowChunk<Register> chunk;
+    Held<Register>& part = chunk.part;
+    auto& where = chunk.where;
+    // The chunk's elements, as reduceCooperatively() reads them.
+    part.type = r.element;
+    for (std::int64_t s = 0; s < steps; ++s) {
+        auto k = known();
+        for (std::size_t a = 0; a < r.destAxes.size(); ++a)
+            k[r.sourceAxes[a]] = row.at(r.destAxes[a]);
+        std::int64_t rest = s;
+        for (std::size_t u = rows.unrolled.size(); u-- > 0;) {
+            k[rows.unrolled[u]] = literal(rest % sizes[u]);
+            rest /= sizes[u];
+        }
+        IndexSolution element = solveIndices(graph_, k, {r.sourceAxes.back()}, facts_);
+        for (std::size_t a = 0; a < r.destAxes.size(); ++a)
+            element.indices[r.sourceAxes[a]] = k.at(r.sourceAxes[a]);
+        for (auto const& extra : row.conditions)
+            if (std::none_of(element.conditions.begin(), element.conditions.end(),
+                             [&](ExprPtr const& e) { return equal(e, extra); }))
+                element.conditions.push_back(extra);
+        part.elements.push_back(std::move(element));
+    }
+    // Where an element is (not past the row's end): the passes leave the others out.
+    where.resize(part.elements.size());
+    if (computed) {
+        for (std::size_t e = 0; e < part.elements.size(); ++e) {
+            part.elements[e].indices[r.source] =
+                solveIndices(graph_, part.elements[e].indices, {r.source}, facts_).at(r.source);
+            where[e] = part.elements[e].conditions;
+        }
+        computeRowPart(r.source, part);
+    } else {
+        if (single && graph_.control.node(r.view).kind == OperationKind::LoadTiled) {
+            computeRowPart(r.source, part); // loaded, and held for the store's pass
+        } else {
+            allocate(r.source, part);
+            move(r.source, part, memory, /*isLoad=*/true);
+        }
+        where = place(r.source, part, memory).conditions;
+    }
+    return chunk;
+}
+
+template <class Register>
+void KernelWalker<Register>::reduceOnline(MaxExpSum const& p, Held<Register>& held,
+                                          Reduction const& r, CooperativeRows const& rows) {
+    bool const computed = onlineRowsComputed(r, rows, "the online softmax");
+    Held<Register>& sums =
+        heldWithRows(p.sum, p.max, held, r, "row sums", "the online softmax", "row maxima");
+    RowPass const pass = beginRowPass(held, r, rows, computed);
+    ExprPtr const &chunks = pass.chunks, &lane = pass.lane;
     // The exps compute as the Command's Assign of them does (Precision.h); the running values
     // in f32, from -FLT_MAX (finite: exp(m - n) of two equal lowest values is 1, not NaN).
     Precision const expPrecision = assignPrecision(graph_, p.expOp);
@@ -114,45 +190,7 @@ void KernelWalker<Register>::reduceOnline(MaxExpSum const& p, Held<Register>& he
         assignElement(runSum, 0, f32(0));
         assignIndex(rows.chunk, literal(0));
         LoopLabels const labels = beginLoop(binary(BinaryOp::Less, index(rows.chunk), chunks));
-        // The chunk's elements, as reduceCooperatively() reads them.
-        Held<Register> part;
-        part.type = r.element;
-        for (std::int64_t s = 0; s < steps; ++s) {
-            auto k = known();
-            for (std::size_t a = 0; a < r.destAxes.size(); ++a)
-                k[r.sourceAxes[a]] = row.at(r.destAxes[a]);
-            std::int64_t rest = s;
-            for (std::size_t u = rows.unrolled.size(); u-- > 0;) {
-                k[rows.unrolled[u]] = literal(rest % sizes[u]);
-                rest /= sizes[u];
-            }
-            IndexSolution element = solveIndices(graph_, k, {r.sourceAxes.back()}, facts_);
-            for (std::size_t a = 0; a < r.destAxes.size(); ++a)
-                element.indices[r.sourceAxes[a]] = k.at(r.sourceAxes[a]);
-            for (auto const& extra : row.conditions)
-                if (std::none_of(element.conditions.begin(), element.conditions.end(),
-                                 [&](ExprPtr const& e) { return equal(e, extra); }))
-                    element.conditions.push_back(extra);
-            part.elements.push_back(std::move(element));
-        }
-        // An element past the row's end is left out of both the max and the sum.
-        std::vector<std::vector<ExprPtr>> where(part.elements.size());
-        if (computed) {
-            for (std::size_t e = 0; e < part.elements.size(); ++e) {
-                part.elements[e].indices[r.source] =
-                    solveIndices(graph_, part.elements[e].indices, {r.source}, facts_).at(r.source);
-                where[e] = part.elements[e].conditions;
-            }
-            computeRowPart(r.source, part);
-        } else {
-            if (single && graph_.control.node(r.view).kind == OperationKind::LoadTiled) {
-                computeRowPart(r.source, part); // loaded, and held for the store's pass
-            } else {
-                allocate(r.source, part);
-                move(r.source, part, memory, /*isLoad=*/true);
-            }
-            where = place(r.source, part, memory).conditions;
-        }
+        auto [part, where] = chunkOf(row, r, rows, pass, computed);
         // Each element as f32, -inf where it is missing: its exp is then 0, as the chunk's new
         // max n >= m is finite. Then n = max(m, the chunk's elements), d = d exp(m - n) + the
         // sum of exp(x - n), m = n. Each element is computed on its own and the target's memo
@@ -210,7 +248,107 @@ void KernelWalker<Register>::reduceOnline(MaxExpSum const& p, Held<Register>& he
     }
     shifted_.erase(rows.chunk);
     holdingRows_ = false;
-    onlineSums_.insert(p.sumOp);
+    pairedReduces_.insert(p.sumOp);
+}
+
+template <class Register>
+void KernelWalker<Register>::reduceWelford(MeanVariance const& p, Held<Register>& held,
+                                           Reduction const& r, CooperativeRows const& rows) {
+    std::string_view const name = "the one-pass mean and variance";
+    bool const computed = onlineRowsComputed(r, rows, name);
+    Held<Register>& variances =
+        heldWithRows(p.variance, p.mean, held, r, "row variances", name, "row means");
+    RowPass const pass = beginRowPass(held, r, rows, computed);
+    ExprPtr const &chunks = pass.chunks, &lane = pass.lane;
+    DataType const f = DataType::F32;
+    ExprPtr const zero = f32(0), one = f32(1);
+    for (std::size_t c = 0; c < held.elements.size(); ++c) {
+        IndexSolution const& row = held.elements[c];
+        // The workitem's count, mean and sum of squared deviations, from 0.
+        Held<Register> runCount, runMean, runM2;
+        for (Held<Register>* running : {&runCount, &runMean, &runM2}) {
+            running->type = f;
+            running->elements = {row};
+            allocate(0, *running);
+            assignElement(*running, 0, zero);
+        }
+        assignIndex(rows.chunk, literal(0));
+        LoopLabels const labels = beginLoop(binary(BinaryOp::Less, index(rows.chunk), chunks));
+        auto [part, where] = chunkOf(row, r, rows, pass, computed);
+        // Each element as f32, 0 where it is missing, and the chunk's count b of those there,
+        // each element's part computed on its own with the target's memo dropped after it
+        // (settle()), as in reduceOnline(): all of a chunk's masks at once ran AMDGCN out of
+        // SGPRs, and keeping each element's 1 or 0 in a register spilled at 1024 lanes.
+        std::vector<Register> values;
+        ExprPtr sum = zero;
+        ExprPtr b = zero;
+        for (std::size_t e = 0; e < part.registers.size(); ++e) {
+            ExprPtr const value = convert(f, leaf(part.registers[e], part.type));
+            values.push_back(materialize(masked(value, where[e], zero), f, row));
+            sum = sum + leaf(values.back(), f);
+            if (!where[e].empty())
+                b = leaf(materialize(b + masked(one, where[e], zero), f, row), f);
+            else
+                b = simplify(b + one);
+            settle();
+        }
+        b = leaf(materialize(b, f, row), f);
+        // The chunk's mean mb (0 for a chunk without elements, past the row's end, which adds
+        // nothing) and its M2 about mb, the missing elements left out.
+        ExprPtr const mb = leaf(materialize(sum / binary(BinaryOp::Max, b, one), f, row), f);
+        ExprPtr squares = zero;
+        for (std::size_t e = 0; e < values.size(); ++e) {
+            ExprPtr const deviation = leaf(values[e], f) - mb;
+            ExprPtr const square = deviation * deviation;
+            if (where[e].empty()) {
+                squares = squares + square;
+                continue;
+            }
+            squares = leaf(materialize(squares + masked(square, where[e], zero), f, row), f);
+            settle();
+        }
+        // Chan et al.: n' = n + b, delta = mb - m, m' = m + delta b / n',
+        // M2' = M2 + M2b + delta^2 n b / n' (n' = 0: nothing changes).
+        ExprPtr const n = leaf(runCount.registers[0], f), m = leaf(runMean.registers[0], f),
+                      m2 = leaf(runM2.registers[0], f);
+        ExprPtr const total = leaf(materialize(n + b, f, row), f);
+        ExprPtr const delta = leaf(materialize(mb - m, f, row), f);
+        ExprPtr const weight = leaf(materialize(b / binary(BinaryOp::Max, total, one), f, row), f);
+        assignElement(runM2, 0, m2 + squares + delta * delta * n * weight);
+        assignElement(runMean, 0, m + delta * weight);
+        assignElement(runCount, 0, total);
+        leaves_.clear();
+        settle();
+        assignIndex(rows.chunk, index(rows.chunk) + literal(1));
+        endLoop(labels);
+        indices_.erase(rows.chunk);
+
+        // The row's sum of n m over its workitems, which setReduced() divides by the row's
+        // length (the mean Reduce's divisor): the mean M in every workitem.
+        DataType const x = kExchanged;
+        Reduction exchanged = r;
+        exchanged.accumulator = x;
+        ExprPtr const count0 = leaf(runCount.registers[0], f),
+                      mean0 = leaf(runMean.registers[0], f);
+        Register const sumAcc = combineIdentity(Combine::Sum, x);
+        combineInto(Combine::Sum, sumAcc, x, materialize(count0 * mean0, f, row), f, {});
+        setReduced(held, c, combineAcrossRow(Combine::Sum, sumAcc, x, rows), exchanged);
+        // Then each workitem's M2 + n (m - M)^2, summed and divided by the row's length: the
+        // variance about M, as the three passes compute it from the same M.
+        ExprPtr const spread = mean0 - convert(f, leaf(held.registers[c], held.type));
+        Register const term =
+            materialize(leaf(runM2.registers[0], f) + count0 * spread * spread, f, row);
+        leaves_.clear();
+        Register const m2Acc = combineIdentity(Combine::Sum, x);
+        combineInto(Combine::Sum, m2Acc, x, term, f, {});
+        setReduced(variances, c, combineAcrossRow(Combine::Sum, m2Acc, x, rows), exchanged);
+        // Every workitem of the row holds both values; one stores them.
+        for (Held<Register>* reduced : {&held, &variances})
+            reduced->elements[c].conditions.push_back(binary(BinaryOp::Equal, lane, literal(0)));
+    }
+    shifted_.erase(rows.chunk);
+    holdingRows_ = false;
+    pairedReduces_.insert(p.varianceOp);
 }
 
 // The targets' register types, as KernelWalker.cpp instantiates the rest.
@@ -219,7 +357,9 @@ void KernelWalker<Register>::reduceOnline(MaxExpSum const& p, Held<Register>& he
     template Register KernelWalker<Register>::materialize(ExprPtr const&, DataType,                \
                                                           IndexSolution const&);                   \
     template void KernelWalker<Register>::reduceOnline(MaxExpSum const&, Held<Register>&,          \
-                                                       Reduction const&, CooperativeRows const&);
+                                                       Reduction const&, CooperativeRows const&);  \
+    template void KernelWalker<Register>::reduceWelford(MeanVariance const&, Held<Register>&,      \
+                                                        Reduction const&, CooperativeRows const&);
 KILN_ONLINE_INSTANTIATE(std::string)
 KILN_ONLINE_INSTANTIATE(amdgcn::Value)
 #undef KILN_ONLINE_INSTANTIATE

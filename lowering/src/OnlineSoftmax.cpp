@@ -2,43 +2,17 @@
 // a KernelGraph compute.
 #include "kiln/lowering/OnlineSoftmax.h"
 
+#include "RowPatterns.h"
+#include "kiln/lowering/MeanVariance.h"
+
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace kiln::lowering {
 
-namespace {
-
-// The operations whose `role` is `d`.
-std::vector<Id> operationsWith(KernelGraph const& graph, char const* role, Id d) {
-    std::vector<Id> ops;
-    for (Id op : graph.control.nodes())
-        if (auto const at = graph.mapping.find(op, role); at && *at == d)
-            ops.push_back(op);
-    return ops;
-}
-
-// Whether `e` is value `d` as f32: the value itself when it is f32, else its conversion to f32
-// (exact from f16 and bf16, and monotone, so that the f32 of the max is the max of the f32s).
-bool asF32(KernelGraph const& graph, ExprPtr const& e, Id d) {
-    auto const* convert = std::get_if<expr::Convert>(e.get());
-    ExprPtr const inner = convert && convert->type == DataType::F32 ? convert->arg : e;
-    auto const* value = std::get_if<expr::DataValue>(inner.get());
-    return value && value->dimension == d &&
-           (convert || graph.coordinates.node(d).dtype == DataType::F32);
-}
-
-bool sameShape(KernelGraph const& graph, Id a, Id b) {
-    auto const& x = graph.coordinates.node(a).shape;
-    auto const& y = graph.coordinates.node(b).shape;
-    if (x.empty() || x.size() != y.size())
-        return false;
-    for (std::size_t i = 0; i < x.size(); ++i)
-        if (!x[i] || !y[i] || !equal(x[i], y[i]))
-            return false;
-    return true;
-}
-
-} // namespace
+using detail::asF32;
+using detail::operationsWith;
+using detail::sameShape;
 
 std::optional<MaxExpSum> findMaxExpSum(KernelGraph const& graph, Id maxOp, std::string* why) {
     auto const refuse = [&](std::string reason) -> std::optional<MaxExpSum> {
@@ -100,21 +74,31 @@ std::vector<MaxExpSum> findMaxExpSums(KernelGraph const& graph) {
     return found;
 }
 
-bool onlineSoftmax(KernelGraph const& graph, CodegenOptions const& options) {
+bool onlineStatistics(KernelGraph const& graph, CodegenOptions const& options) {
     auto const online = options.schedule.find("ONLINE");
     if (online == options.schedule.end() || online->second == 0)
         return false;
-    if (!findMaxExpSums(graph).empty())
+    if (!findMaxExpSums(graph).empty() || !findMeanVariances(graph).empty())
         return true;
-    std::string why = "it has no Reduce max";
-    for (Id op : graph.control.nodes())
-        if (graph.control.node(op).kind == OperationKind::Reduce &&
-            graph.control.node(op).combine == Combine::Max) {
-            findMaxExpSum(graph, op, &why);
-            break;
-        }
-    throw UserError(fmt::format("ONLINE=1 computes a row's max and its sum of exp(x - max) in one "
-                                "pass, but kernel '{}' has no such pair ({}); use ONLINE=0",
+    // What the first Reduce max, else the first Reduce mean, lacks.
+    std::string why = "it has no Reduce max or mean";
+    auto const ops = graph.control.nodes();
+    for (Combine const combine : {Combine::Max, Combine::Mean}) {
+        auto const first = std::find_if(ops.begin(), ops.end(), [&](Id op) {
+            Operation const& o = graph.control.node(op);
+            return o.kind == OperationKind::Reduce && o.combine == combine;
+        });
+        if (first == ops.end())
+            continue;
+        if (combine == Combine::Max)
+            findMaxExpSum(graph, *first, &why);
+        else
+            findMeanVariance(graph, *first, &why);
+        break;
+    }
+    throw UserError(fmt::format("ONLINE=1 computes a row's max and its sum of exp(x - max), or its "
+                                "mean and variance, in one pass, but kernel '{}' has no such pair "
+                                "({}); use ONLINE=0",
                                 graph.name, why));
 }
 

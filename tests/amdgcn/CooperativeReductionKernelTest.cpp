@@ -2,9 +2,10 @@
 // rules/reduction.pipeline.json) emitted for every AMD target, in both layouts and with sum,
 // max, min and mean, rows split over workgroups (SPLIT), consecutive rows a workitem (ROW_VEC),
 // and softmax, layer norm and RMS norm (a
-// row's value used back along it); each kernel assembles, and its code object disassembles back
-// to the same instructions (ds_swizzle_b32's bit-mask offset included). Skips, saying why, where
-// this build has no assembler or llvm-objdump-16.
+// row's value used back along it; the online softmax and the one-pass layer norm, ONLINE=1); each
+// kernel assembles, and its code object disassembles back to the same instructions
+// (ds_swizzle_b32's bit-mask offset included). Skips, saying why, where this build has no assembler
+// or llvm-objdump-16.
 #include "AmdTestSupport.h"
 #include "LoweringTestSupport.h"
 #include "kiln/amdgcn/Target.h"
@@ -82,6 +83,17 @@ std::vector<Schedule> const kSchedules = {
      "layernorm-f16.json",
      {{"COOP", 1}, {"ROWS", 1}, {"LANES", 256}, {"VEC", 4}},
      {"v_add_f64", "v_sqrt_f32", "ds_swizzle_b32", "s_barrier", "global_store_dwordx2"}},
+    // The layer norm's mean and variance in one pass (ONLINE=1, Welford): a division a chunk
+    // for its mean and one for Chan's weight, the rows' sums and M2s exchanged in f64.
+    {"layernorm_f16_welford",
+     "layernorm-f16.json",
+     {{"COOP", 1}, {"ROWS", 1}, {"LANES", 256}, {"VEC", 8}, {"UNROLL", 2}, {"ONLINE", 1}},
+     {"v_div_scale_f32", "v_div_fixup_f32", "v_add_f64", "v_sqrt_f32", "ds_swizzle_b32",
+      "s_barrier", "global_store_dwordx4"}},
+    {"layernorm_f16_welford_warp",
+     "layernorm-f16.json",
+     {{"COOP", 1}, {"ROWS", 4}, {"LANES", 32}, {"VEC", 4}, {"ONLINE", 1}},
+     {"v_div_scale_f32", "v_add_f64", "ds_swizzle_b32", "global_load_dwordx2"}},
     {"rmsnorm_f16",
      "rmsnorm-f16.json",
      {{"COOP", 1}, {"ROWS", 4}, {"LANES", 32}, {"VEC", 8}},

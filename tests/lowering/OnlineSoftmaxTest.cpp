@@ -109,20 +109,23 @@ std::string errorOf(std::string const& command, Params params, std::string const
     return "";
 }
 
-// ONLINE=1 where the Command has no max-then-exp-sum would not change the kernel: refused,
-// saying what it needs; ONLINE out of 0..1 is refused by name, on both targets.
-TEST(OnlineSoftmaxRefuses, ACommandWithoutTheMaxAndExpSumAndValuesOutOfRange) {
+// ONLINE=1 where the Command has neither a max-then-exp-sum nor a mean-then-variance (an RMS
+// norm: a mean of x * x) would not change the kernel: refused, saying what it needs; ONLINE out
+// of 0..1 is refused by name, on both targets.
+TEST(OnlineSoftmaxRefuses, ACommandWithoutAPairAndValuesOutOfRange) {
     Params const params{{"COOP", 1}, {"ROWS", 1}, {"LANES", 128}, {"VEC", 4}, {"ONLINE", 1}};
     for (std::string const target : {"sm_90a", "gfx942"}) {
-        EXPECT_EQ(errorOf("layernorm-f16.json", params, target),
-                  "ONLINE=1 computes a row's max and its sum of exp(x - max) in one pass, but "
-                  "kernel 'layernorm' has no such pair (it has no Reduce max); use ONLINE=0")
+        EXPECT_EQ(errorOf("rmsnorm-f16.json", params, target),
+                  "ONLINE=1 computes a row's max and its sum of exp(x - max), or its mean and "
+                  "variance, in one pass, but kernel 'rmsnorm' has no such pair (no Assign "
+                  "computes f32(value#15) - f32(value#19)); use ONLINE=0")
             << target;
         Params two = params;
         two["ONLINE"] = 2;
         EXPECT_EQ(errorOf("softmax-f16.json", two, target),
-                  "ONLINE=2 must be 0 (a softmax's rows read for their max, then for their sum of "
-                  "exp(x - max)) or 1 (both in one pass, OnlineSoftmax.h)")
+                  "ONLINE=2 must be 0 (a row read once for each of its statistics) or 1 (a "
+                  "softmax's max and sum of exp(x - max), or a mean and variance, in one pass: "
+                  "OnlineSoftmax.h, MeanVariance.h)")
             << target;
     }
 }

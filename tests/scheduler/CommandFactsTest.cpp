@@ -1,6 +1,7 @@
 // CommandFactsTest.cpp: `command.NAME` in a search space's constraints (CommandFacts.h): the
-// facts of the shipped Commands, the normalization space's ONLINE=1 points only for the softmax,
-// and the errors of a fact without a Command, of an unknown fact, and of a fact in a rule.
+// facts of the shipped Commands, the normalization space's ONLINE=1 points only for the softmax and
+// the layer norm, and the errors of a fact without a Command, of an unknown fact, and of a fact in
+// a rule.
 #include "kiln/scheduler/CommandFacts.h"
 
 #include "kiln/graph/CommandJson.h"
@@ -45,19 +46,24 @@ TEST(CommandFacts, CountTheSoftmaxsMaxAndExpSum) {
     EXPECT_EQ(factsOf("softmax-f16.json")("max_exp_sum"), std::nullopt);
 }
 
-// The shipped space tunes ONLINE for the softmax only: its points are the layer norm's twice.
-TEST(CommandFacts, TheNormalizationSpaceHasOnlinePointsForTheSoftmaxOnly) {
+TEST(CommandFacts, CountTheLayerNormsMeanAndVariance) {
+    EXPECT_EQ(factsOf("layernorm-f16.json")("mean_variances"), 1);
+    EXPECT_EQ(factsOf("softmax-f16.json")("mean_variances"), 0);
+    EXPECT_EQ(factsOf("rmsnorm-f16.json")("mean_variances"), 0);
+}
+
+// The shipped space tunes ONLINE for the softmax (its max and sum) and the layer norm (its mean
+// and variance): their points are the RMS norm's twice, which has none to compute in one pass.
+TEST(CommandFacts, TheNormalizationSpaceHasOnlinePointsForTheSoftmaxAndTheLayerNormOnly) {
     SearchSpace const s = loadSearchSpace(kSource + "/examples/normalization.space.json");
     int const online = s.indexOf("ONLINE");
     ASSERT_GE(online, 0);
     auto const arch = rules::archFacts("sm_90a");
-    auto const softmax = Solver(s, arch, factsOf("softmax-f16.json")).all();
-    for (std::string const name : {"layernorm-f16.json", "rmsnorm-f16.json"}) {
-        auto const points = Solver(s, arch, factsOf(name)).all();
-        EXPECT_EQ(softmax.size(), 2 * points.size()) << name;
-        for (auto const& p : points)
-            EXPECT_EQ(p[static_cast<std::size_t>(online)], 0) << name;
-    }
+    auto const rmsnorm = Solver(s, arch, factsOf("rmsnorm-f16.json")).all();
+    for (auto const& p : rmsnorm)
+        EXPECT_EQ(p[static_cast<std::size_t>(online)], 0);
+    for (std::string const name : {"softmax-f16.json", "layernorm-f16.json"})
+        EXPECT_EQ(Solver(s, arch, factsOf(name)).all().size(), 2 * rmsnorm.size()) << name;
 }
 
 TEST(CommandFacts, NeedACommand) {
@@ -73,7 +79,7 @@ TEST(CommandFacts, AnUnknownFactIsAnErrorAtItsCharacter) {
         "test.space.json");
     EXPECT_EQ(errorOf([&] { Solver(s, {}, factsOf("softmax-f16.json")); }),
               "test.space.json:2:32: error: the Command has no fact 'command.rows'; it has "
-              "max_exp_sums [at /constraints/0]");
+              "max_exp_sums, mean_variances [at /constraints/0]");
 }
 
 // A rule applies to any graph: it cannot read a fact of one Command.

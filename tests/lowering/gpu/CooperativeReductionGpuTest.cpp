@@ -5,7 +5,9 @@
 // for its sizes only (kiln run, a sweep). So do softmax, layer norm and RMS norm over the rows of
 // an f16 matrix (examples/*-f16.json, a row's reduced value used back along it; instantiated as
 // Normalization): one long row, one-element rows, rows shorter than a step of their workitems;
-// the softmax also with ONLINE=1 (its row max and sum in one pass, lowering/OnlineSoftmax.h).
+// the softmax also with ONLINE=1 (its row max and sum in one pass, lowering/OnlineSoftmax.h), and
+// the layer norm (its row mean and variance in one pass, lowering/MeanVariance.h), also of rows
+// whose mean (1000) is large beside their spread.
 #include "LoweringTestSupport.h"
 #include "gpu/GpuFixture.h"
 #include "kiln/scheduler/DeviceRun.h"
@@ -225,6 +227,27 @@ std::vector<ReductionCase> normalizations() {
                    online({{"ROWS", 1}, {"LANES", 1024}, {"VEC", 8}, {"UNROLL", 2}}),
                    {{"M", 33}, {"N", 65537}}});
     all.push_back({"softmax_online_round", softmax, online(kTwoRows), {{"M", 1024}, {"N", 4096}}});
+    // The layer norm's mean and variance in one pass (ONLINE=1, Welford), also of rows around
+    // 1000 with a spread of about 1 (tests/lowering/commands/layernorm-offset-f16.json).
+    for (std::string const name : {"layernorm", "layernorm_offset"}) {
+        std::string const command = name == "layernorm"
+                                        ? "layernorm-f16.json"
+                                        : "../tests/lowering/commands/layernorm-offset-f16.json";
+        std::string const prefix = name + "_online_";
+        all.push_back({prefix + "odd", command, online(kWide), {}});
+        all.push_back({prefix + "7x1000", command, online(kWide), {{"M", 7}, {"N", 1000}}});
+        all.push_back({prefix + "one_row", command, online(kWide), {{"M", 1}, {"N", 5003}}});
+        all.push_back({prefix + "one_column", command, online(kWarps), {{"M", 1000}, {"N", 1}}});
+        all.push_back({prefix + "short_rows", command, online(kTwoRows), {{"M", 301}, {"N", 129}}});
+        all.push_back({prefix + "warps_odd", command, online(kWarps), {{"M", 77}, {"N", 1031}}});
+        all.push_back({prefix + "long_rows", command, online(kTwoRows), {{"M", 7}, {"N", 4097}}});
+        all.push_back({prefix + "1024_lanes",
+                       command,
+                       online({{"ROWS", 1}, {"LANES", 1024}, {"VEC", 8}, {"UNROLL", 2}}),
+                       {{"M", 33}, {"N", 65537}}});
+        all.push_back({prefix + "round", command, online(kTwoRows), {{"M", 1024}, {"N", 4096}}});
+        all.push_back({prefix + "8192", command, online(kTwoRows), {{"M", 256}, {"N", 8192}}});
+    }
     return all;
 }
 

@@ -41,7 +41,8 @@ struct CodegenOptions {
 /// their tiles in groups of GROUP_M rows of tiles, KernelWalker::orderTilesInGroups); PERSISTENT
 /// (1: each workgroup loops over output tiles, KernelWalker::forEachTile; the manifest declares
 /// the persistent grid, PersistentGrid.h); ONLINE (1: a softmax's row max and sum of
-/// exp(x - max) in one pass, OnlineSoftmax.h); CLUSTER_M and CLUSTER_N (thread-block clusters
+/// exp(x - max), or a layer norm's row mean and variance, in one pass, OnlineSoftmax.h and
+/// MeanVariance.h); CLUSTER_M and CLUSTER_N (thread-block clusters
 /// whose shared operand the copy engine multicasts, Clusters.h); EPILOGUE (1: the result staged
 /// in shared memory and stored by the copy engine, StagedEpilogue.h).
 inline constexpr char const* kCodegenParameters[] = {

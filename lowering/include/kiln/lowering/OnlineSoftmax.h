@@ -9,7 +9,8 @@
 // parameter code generation reads, Codegen.h) and applies where the graph has the pattern, found
 // here by what the operations compute, not by the Command's name: a Reduce max of a row value x
 // into m, an Assign of e = exp(f32(x) - f32(m)) (x and m themselves where they are f32), and a
-// Reduce sum of e into s. The kernel walker writes the pass (KernelWalkerOnline.cpp).
+// Reduce sum of e into s. The kernel walker writes the pass (KernelWalkerOnline.cpp). ONLINE=1
+// also computes a layer norm's mean and variance in one pass (MeanVariance.h).
 #pragma once
 
 #include "kiln/graph/KernelGraph.h"
@@ -36,9 +37,11 @@ std::optional<MaxExpSum> findMaxExpSum(KernelGraph const& graph, Id maxOp,
 /// Every max-then-exp-sum of `graph`, by their max Reduces' ids.
 std::vector<MaxExpSum> findMaxExpSums(KernelGraph const& graph);
 
-/// Whether the schedule of `options` asks for the online pass (ONLINE=1; 0 or absent: the row
-/// read once per Reduce). A UserError where it asks for it and `graph` has no max-then-exp-sum
-/// (a layer norm), naming what the pass needs: the schedule would not change the kernel.
-bool onlineSoftmax(KernelGraph const& graph, CodegenOptions const& options);
+/// Whether the schedule of `options` asks for a row's statistics in one pass (ONLINE=1: a
+/// max-then-exp-sum's max and sum, as here, and a mean-then-variance's mean and variance by
+/// Welford's algorithm, MeanVariance.h; 0 or absent: the row read once per Reduce). A UserError
+/// where it asks for it and `graph` has neither (an RMS norm), naming what the pass needs: the
+/// schedule would not change the kernel.
+bool onlineStatistics(KernelGraph const& graph, CodegenOptions const& options);
 
 } // namespace kiln::lowering

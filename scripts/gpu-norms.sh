@@ -14,13 +14,17 @@
 #   SKIP="tests" OPS="softmax" CASES="8192x8192 4096x16384" KEEP_BUILD=1 STRATEGY=model-guided ...
 #   BUDGET=48 ...                            # at most that many candidates a sweep (0: all)
 #   HELD=1 TUNE=0 OPS=layernorm SKIP=tests ...  # the held-row points against the three-pass one
+#   WELFORD=1 TUNE=0 OPS=layernorm SKIP=tests ...  # one-pass mean and variance against three passes
 #
 # POINTS (schedule parameters, space-separated) are each run by `kiln run --specialize` (the
 # kernel a --specialize sweep times) for every operation and shape, ROUNDS times (default 2), 100
 # launches after a 0.25 s warm-up, into points.txt ("op M N us point registers") and a second
 # table beside torch.compile; HELD=1 sets them to layer norm's held-row points at 8192 (512 and
 # 1024 lanes a row, each row one chunk, read once) and the three-pass winner of the last sweep
-# (LANES=128, UNROLL=2, VEC=8). TUNE=0 leaves the sweeps out.
+# (LANES=128, UNROLL=2, VEC=8). WELFORD=1 sets them to that three-pass point and the layer norm's
+# ONLINE=1 points beside it (its mean and variance in one pass, X read twice: LANES 128 and 256,
+# VEC 8, UNROLL 1 and 2); the sweeps take ONLINE=1 from the space anyway. TUNE=0 leaves the sweeps
+# out.
 # KEEP_BUILD=1 builds on in an existing build folder; EVALUATOR=model runs the loop on a machine
 # without a GPU (the tuner's cost model; the winner is emitted instead of run).
 set -uo pipefail
@@ -41,6 +45,11 @@ POINTS=${POINTS:-}
 if [ "${HELD:-0}" = 1 ]; then
     POINTS="LANES=128,UNROLL=2,VEC=8 LANES=512,UNROLL=2,VEC=8 LANES=512,UNROLL=4,VEC=4
         LANES=1024,UNROLL=1,VEC=8 LANES=1024,UNROLL=2,VEC=4 LANES=1024,UNROLL=4,VEC=2"
+fi
+if [ "${WELFORD:-0}" = 1 ]; then
+    POINTS="LANES=128,UNROLL=2,VEC=8 LANES=128,UNROLL=2,VEC=8,ONLINE=1
+        LANES=128,UNROLL=1,VEC=8,ONLINE=1 LANES=256,UNROLL=1,VEC=8,ONLINE=1
+        LANES=256,UNROLL=2,VEC=8,ONLINE=1"
 fi
 mkdir -p "$OUT"
 

@@ -46,8 +46,7 @@ void addEmit(CLI::App& app) {
                     "Target: one of arch-db's (default: its first default target; `kiln arch "
                     "list` shows both)");
     sub->add_option("-o,--output", o->output, "Folder for ENTRY.ptx and ENTRY.manifest.json");
-    sub->add_option("--size", o->sizes,
-                    "Problem size, NAME=VALUE (repeatable; with --specialize)");
+    sub->add_option("--size", o->sizes, "Problem size, NAME=VALUE (repeatable; with --specialize)");
     sub->add_flag("--specialize", o->specialize,
                   "Emit the kernel for the problem's sizes only (the Command's defaults and "
                   "--size), as `kiln run --specialize` and `kiln tune --specialize` do");

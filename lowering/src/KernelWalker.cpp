@@ -734,6 +734,52 @@ void KernelWalker<Register>::reduce(Id op, Operation const& o) {
 // combines the same two values in either order), then through shared memory, where every
 // workitem reads its row's groups' values in one order. The workitem with lane 0 stores.
 template <class Register>
+IndexSolution KernelWalker<Register>::chunkElement(IndexSolution const& row, Reduction const& r,
+                                                   CooperativeRows const& rows, RowPass const& pass,
+                                                   std::int64_t step) {
+    auto k = known();
+    for (std::size_t a = 0; a < r.destAxes.size(); ++a)
+        k[r.sourceAxes[a]] = row.at(r.destAxes[a]);
+    std::int64_t rest = step;
+    for (std::size_t u = rows.unrolled.size(); u-- > 0;) {
+        k[rows.unrolled[u]] = literal(rest % pass.sizes[u]);
+        rest /= pass.sizes[u];
+    }
+    IndexSolution element = solveIndices(graph_, k, {r.sourceAxes.back()}, facts_);
+    for (std::size_t a = 0; a < r.destAxes.size(); ++a)
+        element.indices[r.sourceAxes[a]] = k.at(r.sourceAxes[a]);
+    for (auto const& extra : row.conditions)
+        if (std::none_of(element.conditions.begin(), element.conditions.end(),
+                         [&](ExprPtr const& e) { return equal(e, extra); }))
+            element.conditions.push_back(extra);
+    return element;
+}
+
+template <class Register>
+void KernelWalker<Register>::readRowPart(Reduction const& r, RowPass const& pass, bool computed,
+                                         bool loadedOut, Held<Register>& part,
+                                         std::vector<std::vector<ExprPtr>>& where) {
+    where.resize(part.elements.size());
+    if (computed) {
+        for (std::size_t e = 0; e < part.elements.size(); ++e) {
+            part.elements[e].indices[r.source] =
+                solveIndices(graph_, part.elements[e].indices, {r.source}, facts_).at(r.source);
+            where[e] = part.elements[e].conditions;
+        }
+        computeRowPart(r.source, part);
+        return;
+    }
+    if (pass.single && graph_.control.node(r.view).kind == OperationKind::LoadTiled) {
+        computeRowPart(r.source, part); // loaded, or held from an earlier pass
+    } else {
+        allocate(r.source, part);
+        move(r.source, part, pass.memory, /*isLoad=*/true);
+    }
+    if (loadedOut)
+        where = place(r.source, part, pass.memory).conditions;
+}
+
+template <class Register>
 RowPass KernelWalker<Register>::beginRowPass(Held<Register> const& held, Reduction const& r,
                                              CooperativeRows const& rows, bool computed) {
     RowPass pass;
@@ -772,11 +818,8 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
         throw UserError("a Reduce whose workitems share rows reads a tensor in global memory; "
                         "a staged tile is not written yet");
     RowPass const pass = beginRowPass(held, r, rows, computed);
-    Id const memory = pass.memory;
-    std::vector<std::int64_t> const& sizes = pass.sizes;
     std::int64_t const steps = pass.steps;
     ExprPtr const &chunks = pass.chunks, &lane = pass.lane;
-    bool const single = pass.single;
     // Every row the workitem holds is combined in one loop over the chunks, a chunk's elements
     // one held value: the rows' elements at one step side by side where the rows are
     // consecutive in memory (column-major: ROW_VEC rows read with one vector load per column),
@@ -796,44 +839,11 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
         std::size_t const c = rowsInner ? n % rowCount : n / static_cast<std::size_t>(steps);
         std::int64_t const s = static_cast<std::int64_t>(
             rowsInner ? n / rowCount : n % static_cast<std::size_t>(steps));
-        auto k = known();
-        for (std::size_t a = 0; a < r.destAxes.size(); ++a)
-            k[r.sourceAxes[a]] = held.elements[c].at(r.destAxes[a]);
-        std::int64_t rest = s;
-        for (std::size_t u = rows.unrolled.size(); u-- > 0;) {
-            k[rows.unrolled[u]] = literal(rest % sizes[u]);
-            rest /= sizes[u];
-        }
-        IndexSolution element = solveIndices(graph_, k, {r.sourceAxes.back()}, facts_);
-        for (std::size_t a = 0; a < r.destAxes.size(); ++a)
-            element.indices[r.sourceAxes[a]] = k.at(r.sourceAxes[a]);
-        for (auto const& extra : held.elements[c].conditions)
-            if (std::none_of(element.conditions.begin(), element.conditions.end(),
-                             [&](ExprPtr const& e) { return equal(e, extra); }))
-                element.conditions.push_back(extra);
-        part.elements.push_back(std::move(element));
+        part.elements.push_back(chunkElement(held.elements[c], r, rows, pass, s));
         rowOf.push_back(c);
     }
     std::vector<std::vector<ExprPtr>> where(part.elements.size());
-    if (computed) {
-        // A missing element is computed from zeros (exp(0 - max) is not 0): left out.
-        for (std::size_t e = 0; e < part.elements.size(); ++e) {
-            part.elements[e].indices[r.source] =
-                solveIndices(graph_, part.elements[e].indices, {r.source}, facts_).at(r.source);
-            where[e] = part.elements[e].conditions;
-        }
-        computeRowPart(r.source, part);
-    } else {
-        if (single && graph_.control.node(r.view).kind == OperationKind::LoadTiled) {
-            computeRowPart(r.source, part); // loaded, or held from an earlier pass
-        } else {
-            allocate(r.source, part);
-            move(r.source, part, memory, /*isLoad=*/true);
-        }
-        // A missing element was loaded as 0, which a sum may add; a max or a min leaves it out.
-        if (o.combine != Combine::Sum)
-            where = place(r.source, part, memory).conditions;
-    }
+    readRowPart(r, pass, computed, /*loadedOut=*/o.combine != Combine::Sum, part, where);
     for (std::size_t e = 0; e < part.registers.size(); ++e)
         combineInto(o.combine, accs[rowOf[e]], r.accumulator, part.registers[e], part.type,
                     where[e]);

@@ -259,6 +259,17 @@ protected:
     /// between the workitems of a row. A row of one chunk is held for the next passes.
     RowPass beginRowPass(Held<Register> const& held, Reduction const& r,
                          CooperativeRows const& rows, bool computed);
+    /// Element `step` of the current chunk of `row` (an element of the Reduce's dest) in
+    /// `pass`, the unrolled axes numbered row-major, with the row's conditions besides its own.
+    IndexSolution chunkElement(IndexSolution const& row, Reduction const& r,
+                               CooperativeRows const& rows, RowPass const& pass, std::int64_t step);
+    /// `part`'s elements of the Reduce's source: computed, loaded (held for the next passes
+    /// where the row is one chunk), and `where`, each element's conditions where the pass must
+    /// leave the elements outside the row out: always where they are computed (from zeros,
+    /// which exp(0 - max) does not leave at 0), and where loaded if `loadedOut` (a missing
+    /// element loads as 0, which a sum may add and a max or a min may not).
+    void readRowPart(Reduction const& r, RowPass const& pass, bool computed, bool loadedOut,
+                     Held<Register>& part, std::vector<std::vector<ExprPtr>>& where);
     /// `acc` (of `type`), each workitem's partial value of its row, combined over the row's
     /// workitems: over the lanes of a group (combineAcrossLanes()), then through shared memory;
     /// the register that holds the row's value in every workitem of the row.

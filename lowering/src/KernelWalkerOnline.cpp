@@ -117,51 +117,13 @@ template <class Register>
 RowChunk<Register> KernelWalker<Register>::chunkOf(IndexSolution const& row, Reduction const& r,
                                                    CooperativeRows const& rows, RowPass const& pass,
                                                    bool computed) {
-    Id const memory = pass.memory;
-    std::vector<std::int64_t> const& sizes = pass.sizes;
-    std::int64_t const steps = pass.steps;
-    bool const single = pass.single;
+    // The chunk's elements, as reduceCooperatively() reads them; the passes leave those past
+    // the row's end out, loaded or computed.
     RowChunk<Register> chunk;
-    Held<Register>& part = chunk.part;
-    auto& where = chunk.where;
-    // The chunk's elements, as reduceCooperatively() reads them.
-    part.type = r.element;
-    for (std::int64_t s = 0; s < steps; ++s) {
-        auto k = known();
-        for (std::size_t a = 0; a < r.destAxes.size(); ++a)
-            k[r.sourceAxes[a]] = row.at(r.destAxes[a]);
-        std::int64_t rest = s;
-        for (std::size_t u = rows.unrolled.size(); u-- > 0;) {
-            k[rows.unrolled[u]] = literal(rest % sizes[u]);
-            rest /= sizes[u];
-        }
-        IndexSolution element = solveIndices(graph_, k, {r.sourceAxes.back()}, facts_);
-        for (std::size_t a = 0; a < r.destAxes.size(); ++a)
-            element.indices[r.sourceAxes[a]] = k.at(r.sourceAxes[a]);
-        for (auto const& extra : row.conditions)
-            if (std::none_of(element.conditions.begin(), element.conditions.end(),
-                             [&](ExprPtr const& e) { return equal(e, extra); }))
-                element.conditions.push_back(extra);
-        part.elements.push_back(std::move(element));
-    }
-    // Where an element is (not past the row's end): the passes leave the others out.
-    where.resize(part.elements.size());
-    if (computed) {
-        for (std::size_t e = 0; e < part.elements.size(); ++e) {
-            part.elements[e].indices[r.source] =
-                solveIndices(graph_, part.elements[e].indices, {r.source}, facts_).at(r.source);
-            where[e] = part.elements[e].conditions;
-        }
-        computeRowPart(r.source, part);
-    } else {
-        if (single && graph_.control.node(r.view).kind == OperationKind::LoadTiled) {
-            computeRowPart(r.source, part); // loaded, and held for the store's pass
-        } else {
-            allocate(r.source, part);
-            move(r.source, part, memory, /*isLoad=*/true);
-        }
-        where = place(r.source, part, memory).conditions;
-    }
+    chunk.part.type = r.element;
+    for (std::int64_t s = 0; s < pass.steps; ++s)
+        chunk.part.elements.push_back(chunkElement(row, r, rows, pass, s));
+    readRowPart(r, pass, computed, /*loadedOut=*/true, chunk.part, chunk.where);
     return chunk;
 }
 

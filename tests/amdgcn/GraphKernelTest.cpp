@@ -6,6 +6,7 @@
 // whose register counts fit the target; one small kernel against a golden file.
 //     KILN_UPDATE_GOLDEN=1 ctest --test-dir build -R AmdgcnGraphGolden   (then review the diff)
 #include "../GoldenFile.h"
+#include "../Occurrences.h"
 #include "AmdTestSupport.h"
 #include "LoweringTestSupport.h"
 #include "kiln/amdgcn/Target.h"
@@ -20,6 +21,8 @@
 
 namespace kiln {
 namespace {
+
+using test::occurrences;
 
 struct Case {
     std::string name, command, pipeline;
@@ -306,13 +309,6 @@ TEST(AmdgcnGraphKernel, ManifestIsThePtxBackendsFormat) {
     }
     EXPECT_EQ(ptx.grid, kernel.grid);
     EXPECT_EQ(ptx.graphHash, kernel.graphHash);
-}
-
-std::size_t occurrences(std::string const& text, std::string const& what) {
-    std::size_t n = 0;
-    for (std::size_t at = 0; (at = text.find(what, at)) != std::string::npos; ++at)
-        ++n;
-    return n;
 }
 
 TEST(AmdgcnGraphKernel, GemmStagesThroughLdsAndAccumulatesInRegisters) {

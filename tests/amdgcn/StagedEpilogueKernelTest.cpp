@@ -8,6 +8,7 @@
 // and disassembled back on gfx90a, gfx942 and gfx1100; what is refused, by name; a small kernel
 // against a golden file. No AMD GPU has run these kernels.
 //     KILN_UPDATE_GOLDEN=1 ctest --test-dir build -R AmdgcnStagedEpilogue   (then review the diff)
+#include "../Occurrences.h"
 #include "AmdTestSupport.h"
 #include "LoweringTestSupport.h"
 #include "StagingLayout.h"
@@ -26,6 +27,8 @@
 
 namespace kiln {
 namespace {
+
+using test::occurrences;
 
 using Schedule = std::map<std::string, std::int64_t>;
 
@@ -49,13 +52,6 @@ lowering::EmittedKernel emit(std::string const& command, Schedule const& schedul
                              std::string const& target = "gfx942") {
     return lowering::emitKernel(test::lowered(command, "gemm.pipeline.json", schedule, target),
                                 {.target = target, .schedule = schedule});
-}
-
-std::size_t occurrences(std::string const& text, std::string const& what) {
-    std::size_t n = 0;
-    for (std::size_t at = 0; (at = text.find(what, at)) != std::string::npos; ++at)
-        ++n;
-    return n;
 }
 
 // The kernel's text from the staged tile's first write on.

@@ -7,6 +7,7 @@
 // spills; the blocks of tiles clusters take (TileOrder.h), each tile once, the workgroups of a
 // cluster on neighbouring tiles, with and without PERSISTENT and GROUP_M. The GPU runs them in
 // tests/lowering/gpu/ClusterGemmGpuTest.cpp.
+#include "../Occurrences.h"
 #include "LoweringTestSupport.h"
 #include "kiln/graph/Error.h"
 #include "kiln/graph/Evaluate.h"
@@ -49,13 +50,6 @@ lowering::EmittedKernel emit(std::string const& command, Schedule const& schedul
                              std::string const& target = "sm_90a") {
     return lowering::emitKernel(lowered(command, "gemm.pipeline.json", schedule, target),
                                 {.target = target, .schedule = schedule});
-}
-
-std::size_t occurrences(std::string const& text, std::string const& what) {
-    std::size_t n = 0;
-    for (std::size_t at = 0; (at = text.find(what, at)) != std::string::npos; ++at)
-        ++n;
-    return n;
 }
 
 constexpr char kCopy[] =

@@ -6,6 +6,7 @@
 // golden files.
 //     KILN_UPDATE_GOLDEN=1 ctest --test-dir build -R CooperativeReduction   (then review the diff)
 #include "../GoldenFile.h"
+#include "../Occurrences.h"
 #include "LoweringTestSupport.h"
 #include "kiln/graph/GraphText.h"
 #include "kiln/graph/SemanticCheck.h"
@@ -19,13 +20,6 @@ namespace kiln::test {
 namespace {
 
 using Params = std::map<std::string, std::int64_t>;
-
-std::size_t occurrences(std::string const& text, std::string const& what) {
-    std::size_t n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-        ++n;
-    return n;
-}
 
 struct Schedule {
     std::string name, command;

@@ -12,6 +12,7 @@
 // graph and the PTX of a small mma.sync case.
 //     KILN_UPDATE_GOLDEN=1 ctest --test-dir build -R GemmEpilogueGolden   (then review the diff)
 #include "../GoldenFile.h"
+#include "../Occurrences.h"
 #include "LoweringTestSupport.h"
 #include "kiln/graph/GraphText.h"
 #include "kiln/graph/SemanticCheck.h"
@@ -77,13 +78,6 @@ std::vector<std::string> const kEpilogues = {
 using Param = std::tuple<std::string, EpiloguePath>;
 
 class GemmEpilogue : public ::testing::TestWithParam<Param> {};
-
-std::size_t occurrences(std::string const& text, std::string const& what) {
-    std::size_t n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-        ++n;
-    return n;
-}
 
 TEST_P(GemmEpilogue, KeepsTheMeaningAfterEveryRuleAndRunsOnTheAccumulators) {
     auto const& [example, path] = GetParam();

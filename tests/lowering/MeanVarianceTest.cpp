@@ -13,6 +13,7 @@
 #include "kiln/lowering/MeanVariance.h"
 
 #include "../GoldenFile.h"
+#include "../Occurrences.h"
 #include "LoweringTestSupport.h"
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/GraphText.h"
@@ -27,13 +28,6 @@ namespace kiln::test {
 namespace {
 
 using Params = std::map<std::string, std::int64_t>;
-
-std::size_t occurrences(std::string const& text, std::string const& what) {
-    std::size_t n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-        ++n;
-    return n;
-}
 
 std::string const kLayerNorm = "layernorm-f16.json";
 /// examples/ relative: the layer norm of rows around 1000.

@@ -10,6 +10,7 @@
 #include "kiln/lowering/OnlineSoftmax.h"
 
 #include "../GoldenFile.h"
+#include "../Occurrences.h"
 #include "LoweringTestSupport.h"
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/GraphText.h"
@@ -24,13 +25,6 @@ namespace kiln::test {
 namespace {
 
 using Params = std::map<std::string, std::int64_t>;
-
-std::size_t occurrences(std::string const& text, std::string const& what) {
-    std::size_t n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-        ++n;
-    return n;
-}
 
 // examples/softmax-f16.json with its operations replaced.
 Command softmaxWith(std::string const& operations) {

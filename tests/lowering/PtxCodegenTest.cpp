@@ -2,6 +2,7 @@
 // NVIDIA target and assembled by ptxas; small kernels are compared with golden PTX.
 //     KILN_UPDATE_GOLDEN=1 ctest --test-dir build -R PtxGolden    (then review the diff)
 #include "../GoldenFile.h"
+#include "../Occurrences.h"
 #include "LoweringTestSupport.h"
 #include "kiln/lowering/Codegen.h"
 #include "kiln/runtime/Ptxas.h"
@@ -127,13 +128,6 @@ TEST(PtxCodegen, VectorAccessesWhereElementsAreConsecutiveAndAligned) {
          ++at)
         ++vectors;
     EXPECT_EQ(vectors, 4u); // two per tensor, X and Y
-}
-
-std::size_t occurrences(std::string const& text, std::string const& what) {
-    std::size_t n = 0;
-    for (std::size_t at = 0; (at = text.find(what, at)) != std::string::npos; ++at)
-        ++n;
-    return n;
 }
 
 TEST(PtxCodegen, UnrolledKLoopWritesItsBodyOncePerCopy) {

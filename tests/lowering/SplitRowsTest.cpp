@@ -7,6 +7,7 @@
 // files.
 //     KILN_UPDATE_GOLDEN=1 ctest --test-dir build -R SplitRowsGolden   (then review the diff)
 #include "../GoldenFile.h"
+#include "../Occurrences.h"
 #include "LoweringTestSupport.h"
 #include "kiln/graph/SemanticCheck.h"
 #include "kiln/lowering/Codegen.h"
@@ -19,13 +20,6 @@ namespace kiln::test {
 namespace {
 
 using Params = std::map<std::string, std::int64_t>;
-
-std::size_t occurrences(std::string const& text, std::string const& what) {
-    std::size_t n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-        ++n;
-    return n;
-}
 
 struct Split {
     std::string name, command;

@@ -8,6 +8,7 @@
 // tests/lowering/gpu/StagedEpilogueGpuTest.cpp.
 //     KILN_UPDATE_GOLDEN=1 ctest --test-dir build -R StagedEpilogue    (then review the diff)
 #include "../GoldenFile.h"
+#include "../Occurrences.h"
 #include "LoweringTestSupport.h"
 #include "kiln/graph/Error.h"
 #include "kiln/lowering/Codegen.h"
@@ -42,13 +43,6 @@ lowering::EmittedKernel emit(std::string const& command, Schedule const& schedul
                              std::string const& target = "sm_90a") {
     return lowering::emitKernel(lowered(command, "gemm.pipeline.json", schedule, target),
                                 {.target = target, .schedule = schedule});
-}
-
-std::size_t occurrences(std::string const& text, std::string const& what) {
-    std::size_t n = 0;
-    for (std::size_t at = 0; (at = text.find(what, at)) != std::string::npos; ++at)
-        ++n;
-    return n;
 }
 
 constexpr char kStore[] = "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group";

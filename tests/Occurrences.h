@@ -1,0 +1,18 @@
+// Occurrences.h: how many times a piece of text stands in emitted code (overlapping ones
+// counted), for the tests that say what a kernel issues by counting its instructions.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace kiln::test {
+
+/// The places `what` starts in `text`.
+inline std::size_t occurrences(std::string const& text, std::string const& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        ++n;
+    return n;
+}
+
+} // namespace kiln::test

@@ -98,37 +98,46 @@ ExprPtr twiceSigmoid(ExprPtr const& tanh, char const* sign) {
     return parseExpression(fmt::format("2.0 / (1.0 + exp({}2.0 * u))", sign), operand);
 }
 
-// 1 + tanh(u) as 2 / (1 + exp(-2u)), 1 - tanh(u) as 2 / (1 + exp(2u)), anywhere in `e`.
-ExprPtr quotientsForTanh(ExprPtr const& e) {
+// `e` with `f` applied to each of its operands (`e` itself where none changes).
+template <class F>
+ExprPtr mapOperands(ExprPtr const& e, F const& f) {
     return std::visit(
         [&](auto const& node) -> ExprPtr {
             using T = std::decay_t<decltype(node)>;
             if constexpr (std::is_same_v<T, expr::Binary>) {
-                ExprPtr const lhs = quotientsForTanh(node.lhs), rhs = quotientsForTanh(node.rhs);
-                if (node.op == BinaryOp::Add && isOne(lhs) && isTanh(rhs))
-                    return twiceSigmoid(rhs, "-");
-                if (node.op == BinaryOp::Add && isTanh(lhs) && isOne(rhs))
-                    return twiceSigmoid(lhs, "-");
-                if (node.op == BinaryOp::Subtract && isOne(lhs) && isTanh(rhs))
-                    return twiceSigmoid(rhs, "");
+                ExprPtr const lhs = f(node.lhs), rhs = f(node.rhs);
                 return lhs == node.lhs && rhs == node.rhs ? e : binary(node.op, lhs, rhs);
             } else if constexpr (std::is_same_v<T, expr::Unary>) {
-                ExprPtr const arg = quotientsForTanh(node.arg);
+                ExprPtr const arg = f(node.arg);
                 return arg == node.arg ? e : unary(node.op, arg);
             } else if constexpr (std::is_same_v<T, expr::Convert>) {
-                ExprPtr const arg = quotientsForTanh(node.arg);
+                ExprPtr const arg = f(node.arg);
                 return arg == node.arg ? e : convert(node.type, arg);
             } else if constexpr (std::is_same_v<T, expr::Select>) {
-                ExprPtr const c = quotientsForTanh(node.condition),
-                              t = quotientsForTanh(node.ifTrue), f = quotientsForTanh(node.ifFalse);
-                return c == node.condition && t == node.ifTrue && f == node.ifFalse
+                ExprPtr const c = f(node.condition), t = f(node.ifTrue), x = f(node.ifFalse);
+                return c == node.condition && t == node.ifTrue && x == node.ifFalse
                            ? e
-                           : select(c, t, f);
+                           : select(c, t, x);
             } else {
                 return e;
             }
         },
         static_cast<Expression::variant const&>(*e));
+}
+
+// 1 + tanh(u) as 2 / (1 + exp(-2u)), 1 - tanh(u) as 2 / (1 + exp(2u)), anywhere in `e`.
+ExprPtr quotientsForTanh(ExprPtr const& e) {
+    ExprPtr const mapped = mapOperands(e, quotientsForTanh);
+    if (auto const* node = std::get_if<expr::Binary>(mapped.get())) {
+        ExprPtr const &lhs = node->lhs, &rhs = node->rhs;
+        if (node->op == BinaryOp::Add && isOne(lhs) && isTanh(rhs))
+            return twiceSigmoid(rhs, "-");
+        if (node->op == BinaryOp::Add && isTanh(lhs) && isOne(rhs))
+            return twiceSigmoid(lhs, "-");
+        if (node->op == BinaryOp::Subtract && isOne(lhs) && isTanh(rhs))
+            return twiceSigmoid(rhs, "");
+    }
+    return mapped;
 }
 
 bool isF32(ExprPtr const& e) {
@@ -147,29 +156,7 @@ bool isProduct(ExprPtr const& e) {
 
 // `e` with foldFactors() applied to its operands.
 ExprPtr foldChildren(ExprPtr const& e) {
-    return std::visit(
-        [&](auto const& node) -> ExprPtr {
-            using T = std::decay_t<decltype(node)>;
-            if constexpr (std::is_same_v<T, expr::Binary>) {
-                ExprPtr const lhs = foldFactors(node.lhs), rhs = foldFactors(node.rhs);
-                return lhs == node.lhs && rhs == node.rhs ? e : binary(node.op, lhs, rhs);
-            } else if constexpr (std::is_same_v<T, expr::Unary>) {
-                ExprPtr const arg = foldFactors(node.arg);
-                return arg == node.arg ? e : unary(node.op, arg);
-            } else if constexpr (std::is_same_v<T, expr::Convert>) {
-                ExprPtr const arg = foldFactors(node.arg);
-                return arg == node.arg ? e : convert(node.type, arg);
-            } else if constexpr (std::is_same_v<T, expr::Select>) {
-                ExprPtr const c = foldFactors(node.condition), t = foldFactors(node.ifTrue),
-                              f = foldFactors(node.ifFalse);
-                return c == node.condition && t == node.ifTrue && f == node.ifFalse
-                           ? e
-                           : select(c, t, f);
-            } else {
-                return e;
-            }
-        },
-        static_cast<Expression::variant const&>(*e));
+    return mapOperands(e, foldFactors);
 }
 
 // An f32 product's factors: the literal ones (a literal numerator of a quotient and a negation

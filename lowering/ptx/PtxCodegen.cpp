@@ -36,7 +36,8 @@ EmittedKernel PtxCodegen::run() {
     }
     kernel.sharedBytes = sharedBytes_; // a pipelined loop keeps several copies
     kernel.assumptions = assumptions_;
-    kernel.block[2] += producerWarps_;      // WARP_SPECIALIZE's producer warpgroup
+    // WARP_SPECIALIZE's producer warpgroup, and PINGPONG's second consumer warpgroup.
+    kernel.block[2] += producerWarps_ + secondConsumerWarps_;
     if (persistentTiles(options_.schedule)) // registers: not known before ptxas
         kernel.workgroupsPerMultiprocessor = workgroupsPerMultiprocessor(kernel, 0);
     if (!exitLabel_.empty())

@@ -3,7 +3,8 @@
 // control flow, element-wise and reduction operations), PtxMemory.cpp (global loads and stores,
 // values read in place), PtxWorkgroup.cpp (shared-memory staging, the SIMT Multiply's operands),
 // PtxTensorCores.cpp (mma.sync), PtxWarpgroups.cpp (wgmma), PtxPipeline.cpp (prefetch, TMA),
-// PtxClusters.cpp (thread-block clusters, TMA multicast) and
+// PtxClusters.cpp (thread-block clusters, TMA multicast), PtxPingpong.cpp (two consumer
+// warpgroups taking the tiles in turn) and
 // PtxReductions.cpp (a Reduce whose workitems share rows: shfl.sync and a shared scratch).
 #pragma once
 
@@ -206,6 +207,9 @@ private:
     /// consumers' previous slice's empty mbarrier, and the phase the next wait expects.
     struct Ring {
         std::string data, firstFull, firstEmpty, full, empty, previous, phase;
+        /// PINGPONG=1: the running number of the consumer's next K slice (u32); the ring's
+        /// registers are set from it at each tile's start.
+        std::string count;
     };
     void produceSlices(Pipeline const& pipeline, Ring const& ring, ExprPtr const& issuer);
     void consumeSlices(Pipeline const& pipeline, Ring const& ring);
@@ -250,8 +254,12 @@ private:
         std::int64_t rows = 0;
     };
     EpilogueStaging const& epilogueStaging(StagedTile const& tile);
-    /// The consumers' barrier (bar.sync 0 without a producer warpgroup).
+    /// The consumers' barrier (bar.sync 0 without a producer warpgroup; with PINGPONG=1, the
+    /// named barrier of this consumer warpgroup alone).
     void consumerBarrier();
+    /// Where this consumer's staging buffers start: kiln_shared's address, or with PINGPONG=1
+    /// the second consumer's after the first's.
+    std::string stagingBase(EpilogueStaging const& s);
     std::optional<EpilogueStaging> staging_;
 
     // Persistent tiles (PtxPersistent.cpp): the loop over tiles, and the TMA pipeline carried
@@ -268,6 +276,34 @@ private:
     void emitCarriedTmaPipeline(Pipeline const& pipeline);
     /// WARP_SPECIALIZE=1: one tile's consumers, going on round carried_.
     void consumeCarriedTile(Pipeline const& pipeline);
+    // PINGPONG=1 (PtxPingpong.cpp): two consumer warpgroups, each the graph's warps for every
+    // other tile of the workgroup, fed in turn from the producer's one ring.
+    bool pingpong() const;
+    /// In the consumers' code after the split: which consumer this warpgroup is (a u32 register,
+    /// 0 or 1), from the warp index, which is then rebound to the warpgroup's own warps.
+    void becomeConsumer(std::int64_t consumerWarps);
+    /// The K slices of one tile (a u32 register): the K loop's trip count, the same for every
+    /// tile (refused by name where the loop's bounds are not of the form the check reads).
+    std::string slicesPerTile(Pipeline const& pipeline);
+    /// One tile of a ping-pong consumer: the ring set from its slice count, its turn on the
+    /// tensor cores (named barriers with the other consumer), its slices, then the other
+    /// consumer's skipped.
+    void consumePingpongTile(Pipeline const& pipeline);
+    /// A u32 register holding named barrier `first` + the consumer's number (`other`: the other
+    /// consumer's).
+    std::string namedBarrier(std::int64_t first, bool other);
+    struct Pingpong {
+        std::string consumer;    ///< u32: 0 or 1
+        std::string launched;    ///< s64: the workgroups launched (the producer's step)
+        std::string step;        ///< s64: the consumers' step over tiles, twice that
+        std::string tile;        ///< s64: the tile the consumers' loop is at
+        ExprPtr tiles;           ///< the number of tiles
+        std::string slicesTwice; ///< u32: the K slices of two tiles, a consumer's step
+    };
+    std::optional<Pingpong> pingpong_;
+    /// The named barriers: the consumers' own (1, and 2 for the second consumer), and the turns
+    /// on the tensor cores (kTurnBarrier + consumer: where that consumer waits for its turn).
+    static constexpr std::int64_t kConsumerBarrier = 1, kTurnBarrier = 3;
     /// Registers a producer keeps after setmaxnreg; it gives the rest to the consumers.
     static constexpr std::int64_t kProducerRegisters = 40;
     /// Polls after which a warp-specialized pipeline's mbarrier wait traps (about 2^24).
@@ -307,9 +343,10 @@ private:
     std::vector<ExprPtr> producerConditions_; ///< every copy's, as well as its own
     std::string sharedBase_;                  ///< u32 register: kiln_shared's address
     std::vector<ParameterInfo> tensorMaps_;   ///< the TMA tensor maps the kernel takes, in order
-    std::int64_t producerWarps_ = 0;   ///< warps WARP_SPECIALIZE adds to the graph's workgroup
-    std::int64_t consumerThreads_ = 0; ///< after its split, barriers count only these
-    std::string exitLabel_;            ///< where the producers go when done: the kernel's end
+    std::int64_t producerWarps_ = 0;       ///< warps WARP_SPECIALIZE adds to the graph's workgroup
+    std::int64_t secondConsumerWarps_ = 0; ///< warps PINGPONG adds: the second consumer
+    std::int64_t consumerThreads_ = 0;     ///< after its split, barriers count only these
+    std::string exitLabel_;                ///< where the producers go when done: the kernel's end
     /// PERSISTENT=1 with TMA=1: the pipeline is set up once before the loop over tiles
     /// (hoisting_ while it is), and the consumers' ring goes on from tile to tile (carried_).
     bool hoisting_ = false;

@@ -24,8 +24,9 @@
 // two buffers (an even number of blocks: block b in buffer b % 2) a block is written while the
 // copy engine still reads the one before, and the next tile's first block goes to the buffer the
 // last block did not use. The issuer's waits are per thread (its own bulk groups): it alone
-// waits, and the barrier after tells the others. After the body it waits until its stores have
-// read shared memory, which ends with the workgroup.
+// waits, and the barrier after tells the others. With PINGPONG=1 each consumer warpgroup has its
+// own buffers (the second's after the first's), its own issuer and its own named barrier. After the
+// body it waits until its stores have read shared memory, which ends with the workgroup.
 #include "PtxCodegen.h"
 #include "kiln/lowering/StagedEpilogue.h"
 #include "kiln/lowering/TensorMaps.h"
@@ -71,15 +72,29 @@ PtxCodegen::EpilogueStaging const& PtxCodegen::epilogueStaging(StagedTile const&
     // After everything else (the pipeline's copies and mbarriers), 1024-byte aligned: the
     // swizzle's pattern repeats every 8 rows of 128 bytes.
     s.offset = static_cast<std::int64_t>((sharedBytes_ + 1023) / 1024 * 1024);
-    requireShared(1, s.offset + s.slots * s.slotBytes);
-    sharedBytes_ = static_cast<std::size_t>(s.offset + s.slots * s.slotBytes);
+    // PINGPONG=1: one set of buffers per consumer warpgroup, the second's after the first's.
+    std::int64_t const consumers = pingpong_ ? 2 : 1;
+    requireShared(1, s.offset + consumers * s.slots * s.slotBytes);
+    sharedBytes_ = static_cast<std::size_t>(s.offset + consumers * s.slots * s.slotBytes);
     staging_ = s;
     return *staging_;
 }
 
 void PtxCodegen::consumerBarrier() {
+    if (pingpong_) // this consumer warpgroup's own (PtxPingpong.cpp)
+        return writer_.instruction(fmt::format(
+            "bar.sync {}, {}", namedBarrier(kConsumerBarrier, false), consumerThreads_));
     writer_.instruction(consumerThreads_ > 0 ? fmt::format("bar.sync 1, {}", consumerThreads_)
                                              : "bar.sync 0");
+}
+
+std::string PtxCodegen::stagingBase(EpilogueStaging const& s) {
+    if (!pingpong_)
+        return sharedBase_;
+    std::string const base = writer_.newRegister(PtxType::B32);
+    writer_.instruction(fmt::format("mad.lo.u32 {}, {}, {}, {}", base, pingpong_->consumer,
+                                    s.slots * s.slotBytes, sharedBase_));
+    return base;
 }
 
 void PtxCodegen::beginStagedBlock(StagedTile const& tile, std::size_t) {
@@ -95,6 +110,7 @@ void PtxCodegen::writeStaged(StagedTile const& tile, Held const& held,
     EpilogueStaging const& s = epilogueStaging(tile);
     DataType const stored = tensorType(memory);
     SharedBases bases;
+    std::string base;
     auto address = [&](std::size_t c) {
         std::int64_t const block = static_cast<std::int64_t>(tile.block[c]);
         std::int64_t const slot = block % s.slots;
@@ -117,7 +133,9 @@ void PtxCodegen::writeStaged(StagedTile const& tile, Held const& held,
         std::string const narrow = writer_.newRegister(PtxType::B32),
                           at = writer_.newRegister(PtxType::B32);
         writer_.instruction(fmt::format("cvt.u32.u64 {}, {}", narrow, wide));
-        writer_.instruction(fmt::format("add.u32 {}, {}, {}", at, sharedBase_, narrow));
+        if (base.empty())
+            base = stagingBase(s);
+        writer_.instruction(fmt::format("add.u32 {}, {}, {}", at, base, narrow));
         bases.emplace_back(bytes, at);
         return at;
     };
@@ -158,7 +176,7 @@ void PtxCodegen::endStagedBlock(StagedTile const& tile, std::size_t block, Id me
     writer_.instruction(fmt::format("cvta.param.u64 {}, {}", generic, param));
     std::int64_t const slot = static_cast<std::int64_t>(block) % s.slots;
     writer_.instruction(
-        fmt::format("add.u32 {}, {}, {}", source, sharedBase_, s.offset + slot * s.slotBytes));
+        fmt::format("add.u32 {}, {}, {}", source, stagingBase(s), s.offset + slot * s.slotBytes));
     std::array<std::string, 2> coordinates;
     std::array<ExprPtr, 2> const at{
         simplify(tile.innerOrigin + literal(static_cast<std::int64_t>(block) * tile.blockColumns)),

@@ -36,7 +36,16 @@ std::string PtxCodegen::linearWorkgroup() {
     writer_.instruction(fmt::format("mov.u32 {}, %ctaid.x", r[4]));
     writer_.instruction(fmt::format("mad.lo.u32 {0}, {0}, {1}, {2}", r[0], r[3], r[4]));
     writer_.instruction(fmt::format("cvt.u64.u32 {}, {}", linear, r[0]));
-    return linear;
+    if (!pingpong_)
+        return linear;
+    // PINGPONG=1's consumers (PtxPingpong.cpp): consumer c starts at the workgroup's tile c.
+    pingpong_->launched = workgroupsLaunched();
+    std::string const consumer = writer_.newRegister(PtxType::S64),
+                      first = writer_.newRegister(PtxType::S64);
+    writer_.instruction(fmt::format("cvt.u64.u32 {}, {}", consumer, pingpong_->consumer));
+    writer_.instruction(
+        fmt::format("mad.lo.s64 {}, {}, {}, {}", first, consumer, pingpong_->launched, linear));
+    return first;
 }
 
 std::string PtxCodegen::workgroupsLaunched() {
@@ -49,7 +58,13 @@ std::string PtxCodegen::workgroupsLaunched() {
     writer_.instruction(fmt::format("mov.u32 {}, %nctaid.z", r[2]));
     writer_.instruction(fmt::format("mul.lo.u32 {0}, {0}, {1}", r[0], r[1]));
     writer_.instruction(fmt::format("mul.wide.u32 {}, {}, {}", launched, r[0], r[2]));
-    return launched;
+    if (!pingpong_ || pingpong_->launched.empty())
+        return launched;
+    // PINGPONG=1's consumers step over the other consumer's tiles.
+    std::string const twice = writer_.newRegister(PtxType::S64);
+    writer_.instruction(fmt::format("shl.b64 {}, {}, 1", twice, pingpong_->launched));
+    pingpong_->step = twice;
+    return twice;
 }
 
 LoopLabels PtxCodegen::beginTiles(std::string const& tile, ExprPtr const& tiles) {
@@ -60,6 +75,10 @@ LoopLabels PtxCodegen::beginTiles(std::string const& tile, ExprPtr const& tiles)
     writer_.instruction(
         fmt::format("setp.ge.s64 {}, {}, {}", past, tile, writer_.emitIndex(tiles, bindings())));
     writer_.instruction(fmt::format("@{} bra {}", past, labels.done));
+    if (pingpong_) {
+        pingpong_->tile = tile;
+        pingpong_->tiles = tiles;
+    }
     return labels;
 }
 
@@ -149,6 +168,8 @@ void PtxCodegen::emitCarriedTmaPipeline(Pipeline const& pl) {
 }
 
 void PtxCodegen::consumeCarriedTile(Pipeline const& pl) {
+    if (pingpong_)
+        return consumePingpongTile(pl);
     warpgroupsInFlight_ = 1;
     for (Id init : graph_.successors(pl.op, ControlEdgeKind::Initialize))
         operation(init);

@@ -626,6 +626,16 @@ void PtxCodegen::emitWarpSpecializedPipeline(Pipeline const& pl) {
                                     shape_.block[0], shape_.block[1], shape_.block[2],
                                     scheduleText(options_.schedule)));
     std::int64_t const consumerWarps = shape_.block[2];
+    // PINGPONG=1 (PtxPingpong.cpp): the graph's warps twice, each its own tiles; the producer
+    // warpgroup after both.
+    bool const turns = pingpong();
+    if (turns && (consumerWarps != 4 || !hoisting_))
+        throw UserError(fmt::format("PINGPONG=1 gives each of two consumer warpgroups whole tiles "
+                                    "of a persistent loop; this tile's Multiply is for {} warps, "
+                                    "not one warpgroup (4): use MT_M=64 with WT_M=16 (schedule "
+                                    "{})",
+                                    consumerWarps, scheduleText(options_.schedule)));
+    std::int64_t const producerWarp = consumerWarps * (turns ? 2 : 1);
     std::string const first = sharedBase_;
     std::int64_t const barriers = pl.stages * pl.stageBytes, empties = barriers + 8 * pl.stages;
     auto offset = [&](std::int64_t bytes) {
@@ -639,7 +649,8 @@ void PtxCodegen::emitWarpSpecializedPipeline(Pipeline const& pl) {
     for (std::int64_t s = 0; s < pl.stages; ++s) {
         writer_.instruction(fmt::format("@{} mbarrier.init.shared::cta.b64 [{}], 1", initializer,
                                         offset(barriers + 8 * s)));
-        // Clusters: the consumer warps of every workgroup the copies multicast into.
+        // Clusters: the consumer warps of every workgroup the copies multicast into; PINGPONG:
+        // those of the one consumer warpgroup that read the slice.
         writer_.instruction(fmt::format("@{} mbarrier.init.shared::cta.b64 [{}], {}", initializer,
                                         offset(empties + 8 * s),
                                         consumerWarps * clusterShape(options_.schedule).size()));
@@ -652,7 +663,7 @@ void PtxCodegen::emitWarpSpecializedPipeline(Pipeline const& pl) {
     writer_.instruction(
         fmt::format("@!{} bra {}",
                     writer_.emit(binary(BinaryOp::GreaterEqual, index(*shape_.workitems[2]),
-                                        literal(consumerWarps)),
+                                        literal(producerWarp)),
                                  DataType::Bool, bindings()),
                     consumers));
 
@@ -662,12 +673,12 @@ void PtxCodegen::emitWarpSpecializedPipeline(Pipeline const& pl) {
     // leave at once, rather than spin on the mbarriers beside the consumers.
     writer_.instruction(fmt::format(
         "@!{} bra {}",
-        writer_.emit(binary(BinaryOp::Equal, index(*shape_.workitems[2]), literal(consumerWarps)),
+        writer_.emit(binary(BinaryOp::Equal, index(*shape_.workitems[2]), literal(producerWarp)),
                      DataType::Bool, bindings()),
         leave));
     {
         writer_.pushScope();
-        ExprPtr const issuer = binary(BinaryOp::Equal, linear, literal(consumerWarps * 32));
+        ExprPtr const issuer = binary(BinaryOp::Equal, linear, literal(producerWarp * 32));
         auto initializeCounter = [&] {
             for (Id init : graph_.successors(pl.op, ControlEdgeKind::Initialize))
                 if (graph_.mapping.get(init, role::dest) == pl.counter)
@@ -711,16 +722,20 @@ void PtxCodegen::emitWarpSpecializedPipeline(Pipeline const& pl) {
     // register file instead deadlocked the 256-row tiles: 640 workitems enter with 96
     // registers, so the consumers get 104, not 112.
     std::int64_t const file = arch_.fact("registers_per_multiprocessor").value_or(65536);
-    std::int64_t const workitems = (consumerWarps + 4) * 32;
+    std::int64_t const workitems = (producerWarp + 4) * 32;
     auto const minBlocks = options_.schedule.find("MIN_BLOCKS");
     std::int64_t const resident =
         minBlocks != options_.schedule.end() ? std::max<std::int64_t>(minBlocks->second, 1) : 1;
     std::int64_t const entry = std::min<std::int64_t>(255, file / (workitems * resident) / 8 * 8);
     std::int64_t const consumerRegisters = std::min<std::int64_t>(
-        256, (entry * workitems - 128 * kProducerRegisters) / (consumerWarps * 32) / 8 * 8);
+        256, (entry * workitems - 128 * kProducerRegisters) / (producerWarp * 32) / 8 * 8);
     writer_.instruction(fmt::format("setmaxnreg.inc.sync.aligned.u32 {}", consumerRegisters));
     producerWarps_ = 4;
     consumerThreads_ = consumerWarps * 32;
+    if (turns) {
+        secondConsumerWarps_ = consumerWarps;
+        becomeConsumer(consumerWarps);
+    }
     if (hoisting_) { // PERSISTENT=1: the ring each tile's consumers carry on (consumeCarriedTile)
         carried_ = Ring{.data = offset(0),
                         .firstFull = offset(barriers),
@@ -730,6 +745,14 @@ void PtxCodegen::emitWarpSpecializedPipeline(Pipeline const& pl) {
                         .previous = offset(empties),
                         .phase = writer_.newRegister(PtxType::B32)};
         writer_.instruction(fmt::format("mov.u32 {}, 0", carried_->phase));
+        if (turns) { // consumer c starts at tile c's first slice, steps over two tiles' slices
+            std::string const slices = slicesPerTile(pl);
+            carried_->count = writer_.newRegister(PtxType::B32);
+            pingpong_->slicesTwice = writer_.newRegister(PtxType::B32);
+            writer_.instruction(
+                fmt::format("mul.lo.u32 {}, {}, {}", carried_->count, pingpong_->consumer, slices));
+            writer_.instruction(fmt::format("shl.b32 {}, {}, 1", pingpong_->slicesTwice, slices));
+        }
         return;
     }
     warpgroupsInFlight_ = 1;

@@ -394,8 +394,7 @@ void PtxCodegen::barrier() {
     asyncPending_ = false;
     fenceForWarpgroups();
     // After WARP_SPECIALIZE's split the producer warpgroup is gone: the consumers meet alone.
-    writer_.instruction(consumerThreads_ > 0 ? fmt::format("bar.sync 1, {}", consumerThreads_)
-                                             : "bar.sync 0");
+    consumerBarrier();
 }
 
 void PtxCodegen::clearAccumulators(Held& acc) {

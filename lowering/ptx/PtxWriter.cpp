@@ -205,6 +205,13 @@ void PtxWriter::popScope() {
     addresses_.pop_back();
 }
 
+void PtxWriter::forgetExpressions() {
+    for (auto& scope : scopes_)
+        scope.clear();
+    for (auto& addresses : addresses_)
+        addresses.clear();
+}
+
 std::string PtxWriter::declarations() const {
     std::string out;
     for (auto const& [type, count] : counts_)

@@ -59,6 +59,25 @@ void checkCodegenParameters(CodegenOptions const& options) {
                             "producer warpgroup; it needs TMA=1");
     }
     checkEpilogueParameter(options);
+    if (auto const pp = options.schedule.find("PINGPONG"); pp != options.schedule.end()) {
+        if (pp->second != 0 && pp->second != 1)
+            throw UserError(fmt::format("PINGPONG={} must be 0 (the consumer warpgroups share "
+                                        "each tile) or 1 (two consumer warpgroups, each its own "
+                                        "tiles)",
+                                        pp->second));
+        auto on = [&](char const* name) {
+            auto const it = options.schedule.find(name);
+            return it != options.schedule.end() && it->second == 1;
+        };
+        if (pp->second == 1 && !(on("TMA") && on("WARP_SPECIALIZE") && on("PERSISTENT")))
+            throw UserError("PINGPONG=1 gives a persistent workgroup's tiles in turn to two "
+                            "consumer warpgroups fed by one producer warpgroup through the copy "
+                            "engine's ring; it needs TMA=1, WARP_SPECIALIZE=1 and PERSISTENT=1");
+        if (pp->second == 1 && clusterShape(options.schedule).clustered())
+            throw UserError("PINGPONG=1 is not written for thread-block clusters (the peers' "
+                            "consumers would have to take their tiles in the same turns); use "
+                            "CLUSTER_M=1 and CLUSTER_N=1");
+    }
     if (auto const group = options.schedule.find("GROUP_M"); group != options.schedule.end()) {
         if (group->second < 0 || group->second > kMaxGroupM)
             throw UserError(fmt::format("GROUP_M={} is out of range: 0 (the hardware's order of "

@@ -136,7 +136,7 @@ TEST(SearchSpace, AParameterThePipelineDoesNotReadIsAnError) {
         errorOf([&] { checkAgainstPipeline(s, pipeline); }),
         "test.space.json:2:9: error: 'MT_Q' is not a parameter of pipeline 'gemm' (did you "
         "mean 'MT_K'?); it reads CLUSTER_M, CLUSTER_N, EPILOGUE, GROUP_M, MIN_BLOCKS, MMA, MT_K, "
-        "MT_M, MT_N, PERSISTENT, "
+        "MT_M, MT_N, PERSISTENT, PINGPONG, "
         "STAGES, TMA, "
         "TT_M, TT_N, "
         "UNROLL, WARP_SPECIALIZE, WT_M, WT_N "

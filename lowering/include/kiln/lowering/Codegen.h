@@ -44,10 +44,12 @@ struct CodegenOptions {
 /// exp(x - max), or a layer norm's row mean and variance, in one pass, OnlineSoftmax.h and
 /// MeanVariance.h); CLUSTER_M and CLUSTER_N (thread-block clusters
 /// whose shared operand the copy engine multicasts, Clusters.h); EPILOGUE (1: the result staged
-/// in shared memory and stored by the copy engine, StagedEpilogue.h).
+/// in shared memory and stored by the copy engine, StagedEpilogue.h); PINGPONG (1: two consumer
+/// warpgroups after WARP_SPECIALIZE's split, each taking every other tile of the workgroup,
+/// lowering/ptx/PtxPingpong.cpp).
 inline constexpr char const* kCodegenParameters[] = {
-    "MIN_BLOCKS", "STAGES", "TMA",       "WARP_SPECIALIZE", "GROUP_M",
-    "PERSISTENT", "ONLINE", "CLUSTER_M", "CLUSTER_N",       "EPILOGUE"};
+    "MIN_BLOCKS", "STAGES",    "TMA",       "WARP_SPECIALIZE", "GROUP_M", "PERSISTENT",
+    "ONLINE",     "CLUSTER_M", "CLUSTER_N", "EPILOGUE",        "PINGPONG"};
 
 /// GROUP_M, at most: rows of tiles in one group of the grouped order.
 inline constexpr std::int64_t kMaxGroupM = 1024;

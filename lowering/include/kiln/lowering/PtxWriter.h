@@ -88,6 +88,9 @@ public:
     /// Subexpressions (and addresses) emitted inside a scope are forgotten when it ends.
     void pushScope();
     void popScope();
+    /// Every subexpression and address emitted so far forgotten, in every open scope: for code
+    /// after an index's register changed (a ping-pong consumer's warp index, PtxPingpong.cpp).
+    void forgetExpressions();
 
     /// Where the body ends now; `cut` removes and returns what was written since, `append`
     /// writes such text back (to emit code whose guard is known only after it is written).

@@ -232,6 +232,12 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
                               param(params, "TMA", 0) == 1 &&
                               (p.outputType == DataType::F16 || p.outputType == DataType::BF16) &&
                               std::fmod(mtN, double(lowering::kStagedBlockColumns)) == 0;
+    // PINGPONG=1 (lowering/ptx/PtxPingpong.cpp): two consumer warpgroups, each a whole tile of its
+    // own, where code generation writes them (a producer warpgroup feeding persistent tiles).
+    bool const pingpong = warpgroups && param(params, "PINGPONG", 0) == 1 &&
+                          param(params, "TMA", 0) == 1 &&
+                          param(params, "WARP_SPECIALIZE", 0) == 1 &&
+                          param(params, "PERSISTENT", 0) == 1 && mtM == 64;
     CostEstimate e;
     e.threads = static_cast<int>(
         warpTiles ? ceilDiv(mtM, wtM) * ceilDiv(mtN, wtN) * mc.wave
@@ -239,6 +245,8 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
             ? ceilDiv(mtM, ttM) * ceilDiv(mtN, ttN)
             : param(params, "WG_SIZE", std::int64_t(std::clamp(mtM * mtN / 32, mc.wave, 256.0))));
     double const accumulators = std::ceil(mtM * mtN / e.threads);
+    if (pingpong)
+        e.threads *= 2; // the second consumer's warps, each with a tile's accumulators
     // Accumulators, the A and B values of one K step, and about 32 for addresses and indices.
     double const wanted = accumulators + (registerTiles ? ttM + ttN : 0) + 32;
     // MIN_BLOCKS (.minnctapersm) caps the registers so that that many blocks fit; the rest spill.
@@ -259,7 +267,9 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
                                  : 0;
     e.sharedBytes = used.sharedBytes.value_or(
         static_cast<std::int64_t>(std::max(mainLoop, wholeTile)) +
-        (stagedResult ? 1024 + lowering::stagingBytes(std::int64_t(mtM), std::int64_t(mtN)) : 0));
+        (stagedResult ? 1024 + (pingpong ? 2 : 1) *
+                                   lowering::stagingBytes(std::int64_t(mtM), std::int64_t(mtN))
+                      : 0));
     Occupancy const occ = occupancy(a, e.threads, e.registers, e.sharedBytes);
     e.blocksPerMultiprocessor = occ.blocks;
     e.limitedBy = occ.limitedBy;
@@ -429,6 +439,16 @@ CostEstimate gemm(Problem const& p, arch::Arch const& a,
                                 param(params, "TMA", 0) == 1;
         e.tilesUs = tilesPerSm / resident *
                     (overlapped ? std::max(fillUs, epilogueUs) : fillUs + epilogueUs);
+        // PINGPONG=1: a tile's fill and epilogue run while the other consumer multiplies (its
+        // tile's K loop, at the pace the slowest resource below sets); what shows is what
+        // exceeds that K loop, and the workgroup's last epilogue, which nothing follows.
+        if (pingpong) {
+            double const mainLoopUs =
+                std::max({busiest, e.memoryUs, sharedUs, l2Us, arrivalUs}) / tilesPerSm;
+            e.tilesUs =
+                tilesPerSm / resident * std::max(0.0, std::max(fillUs, epilogueUs) - mainLoopUs) +
+                epilogueUs;
+        }
     }
     double const slowest = std::max({busiest, e.memoryUs, sharedUs, l2Us, arrivalUs});
     double const stepUs = slowest / steps, latencyUs = mc.latencyCycles / mc.clockHz * 1e6;

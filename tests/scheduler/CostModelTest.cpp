@@ -258,6 +258,47 @@ TEST(CostModel, AStagedResultLeavesTheConsumersAtSharedMemorysRate) {
               cost(wide, "sm_90a", schedule(0, 1, 128, 4)).sharedBytes);
 }
 
+TEST(CostModel, PingpongConsumersHideEachTilesEpilogueBehindTheOthersMultiply) {
+    Problem const p = gemm(4096);
+    auto schedule = [](std::int64_t pingpong, std::int64_t epilogue) {
+        return std::map<std::string, std::int64_t>{{"MMA", 1},
+                                                   {"MT_M", 64},
+                                                   {"MT_N", 256},
+                                                   {"MT_K", 64},
+                                                   {"WT_M", 16},
+                                                   {"STAGES", 4},
+                                                   {"TMA", 1},
+                                                   {"WARP_SPECIALIZE", 1},
+                                                   {"PERSISTENT", 1},
+                                                   {"EPILOGUE", epilogue},
+                                                   {"PINGPONG", pingpong}};
+    };
+    for (std::int64_t epilogue : {0, 1}) {
+        CostEstimate const one = cost(p, "sm_90a", schedule(0, epilogue));
+        CostEstimate const two = cost(p, "sm_90a", schedule(1, epilogue));
+        // Two consumer warpgroups of 128 accumulators a workitem: one workgroup a multiprocessor.
+        EXPECT_EQ(two.threads, 2 * one.threads);
+        EXPECT_EQ(two.blocksPerMultiprocessor, 1);
+        // 1024 tiles of 64 x 256, about 8 a multiprocessor: each tile's epilogue (and fill) runs
+        // during the other consumer's K loop, which is longer; the workgroup's last shows.
+        EXPECT_LT(two.tilesUs, one.tilesUs / 4);
+        EXPECT_GT(two.tilesUs, 0);
+        EXPECT_LT(two.microseconds, one.microseconds);
+        // The same multiply: only the tiles' ends differ.
+        EXPECT_DOUBLE_EQ(two.computeUs, one.computeUs);
+    }
+    // EPILOGUE=1: a set of staging buffers for each consumer.
+    EXPECT_EQ(cost(p, "sm_90a", schedule(1, 1)).sharedBytes,
+              cost(p, "sm_90a", schedule(0, 1)).sharedBytes + 2 * 64 * 64 * 2);
+    // Where code generation would not write it (no producer warpgroup, two warpgroups' rows) the
+    // model does not count it either.
+    auto without = schedule(1, 0);
+    without["WARP_SPECIALIZE"] = 0;
+    auto plain = schedule(0, 0);
+    plain["WARP_SPECIALIZE"] = 0;
+    EXPECT_EQ(cost(p, "sm_90a", without).microseconds, cost(p, "sm_90a", plain).microseconds);
+}
+
 TEST(CostModel, StreamsAreBoundByBandwidth) {
     Command const c = loadCommand(std::string(KILN_SOURCE_DIR) + "/examples/axpy.json");
     Problem const p = problemOf(c, {{"N", double(1 << 26)}});

@@ -83,8 +83,33 @@ void PtxCodegen::prologue(EmittedKernel const& kernel) {
         }
         writer_.bindArgument(p.name, r);
     }
+    assumeKnownSizes();
     layOutShared();
     bindHardwareIndices();
+}
+
+// A kernel made for one problem's sizes (CodegenOptions::sizes) traps at any other, so that
+// what code generation proves from them (IndexFacts::assumeSizes: the masks of elements that
+// are never missing) holds at every launch that runs.
+void PtxCodegen::assumeKnownSizes() {
+    std::map<std::string, std::int64_t> known;
+    std::vector<ExprPtr> conditions;
+    for (auto const& [name, value] : options_.sizes) {
+        auto const* arg = graph_.findArgument(name);
+        if (!arg || arg->kind != KernelArgument::Kind::Size)
+            continue;
+        known.emplace(name, value);
+        conditions.push_back(binary(BinaryOp::Equal, argument(name, arg->dtype), literal(value)));
+    }
+    if (known.empty())
+        return;
+    std::string const holds = writer_.emitConditions(conditions, bindings());
+    writer_.instruction(fmt::format("@!{} trap", holds));
+    for (ExprPtr const& c : conditions)
+        if (std::string const text = toString(c);
+            std::find(assumptions_.begin(), assumptions_.end(), text) == assumptions_.end())
+            assumptions_.push_back(text);
+    facts_.assumeSizes(std::move(known));
 }
 
 std::string PtxCodegen::hardwareIndex(bool workgroup, int axis) {

@@ -61,8 +61,11 @@ Interval IndexFacts::range(ExprPtr const& e) const {
     }
     if (auto const* a = std::get_if<Argument>(e.get())) {
         auto const* arg = graph_.findArgument(a->name);
-        if (arg && arg->kind == KernelArgument::Kind::Size)
+        if (arg && arg->kind == KernelArgument::Kind::Size) {
+            if (auto known = sizes_.find(a->name); known != sizes_.end())
+                return {known->second, known->second};
             return {0, std::nullopt};
+        }
         return {};
     }
     auto const* b = std::get_if<Binary>(e.get());
@@ -84,13 +87,16 @@ Interval IndexFacts::range(ExprPtr const& e) const {
     case BinaryOp::Divide:
     case BinaryOp::CeilDivide:
         if (xNonNeg && yPositive) {
-            Bound hi = x.hi;
-            std::int64_t const divisor = std::max<std::int64_t>(*y.lo, 1);
-            if (hi && b->op == BinaryOp::CeilDivide)
-                hi = (*hi + divisor - 1) / divisor;
-            else if (hi)
-                hi = *hi / divisor;
-            return {0, hi};
+            // The smallest quotient is the smallest dividend over the largest divisor, the
+            // largest the largest over the smallest (ceildiv(N, 64) is 1 for N = 40, not 0..1).
+            bool const ceil = b->op == BinaryOp::CeilDivide;
+            auto const quotient = [&](std::int64_t n, std::int64_t d) {
+                return ceil ? (n + d - 1) / d : n / d;
+            };
+            std::int64_t const least = std::max<std::int64_t>(*y.lo, 1);
+            Bound hi = x.hi ? std::optional(quotient(*x.hi, least)) : std::nullopt;
+            Bound lo = y.hi && *y.hi >= 1 ? std::optional(quotient(*x.lo, *y.hi)) : Bound(0);
+            return {lo, hi};
         }
         return {};
     case BinaryOp::Modulo:
@@ -123,6 +129,9 @@ std::int64_t IndexFacts::powerOfTwoDivisor(ExprPtr const& e) const {
             p *= 2;
         return p;
     }
+    if (auto const* a = std::get_if<Argument>(e.get()))
+        if (auto known = sizes_.find(a->name); known != sizes_.end())
+            return powerOfTwoDivisor(literal(known->second));
     auto const* b = std::get_if<Binary>(e.get());
     if (!b)
         return 1;

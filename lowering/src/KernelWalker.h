@@ -308,6 +308,27 @@ protected:
     /// register of the row of element `here`; nothing where it is not broadcast.
     std::optional<Register> broadcastValue(Id d, Held<Register> const& h,
                                            IndexSolution const& here);
+    /// `e`, the expression of row-chunked `value` at its element `at`, with each largest part
+    /// that reads only its rows' broadcast values, arguments and literals (a layer norm's
+    /// rsqrt(var + eps)) computed once per row in the store's loop body and read from a
+    /// register there (rowInvariants_), not once per element. Where the Assign is approximate
+    /// (Precision.h), a quotient by such a part is a product with its reciprocal (a softmax's
+    /// / sum): one rcp.approx per row, within the approximate quotient's 2 ulp.
+    ExprPtr withRowInvariants(ExprPtr const& e, Id value, IndexSolution const& at);
+    /// Whether `e` reads only values broadcast along the rows of `value`, arguments and
+    /// literals.
+    bool rowInvariant(ExprPtr const& e, Id value) const;
+    /// A part of an expression computed for one row (withRowInvariants()): the row is the
+    /// element's indices along the value's axes but the last.
+    struct RowInvariant {
+        ExprPtr expression;
+        std::vector<ExprPtr> row;
+        Register value;
+    };
+    /// The row invariants of the loop body being written (storeRows()); empty elsewhere, where
+    /// nothing is hoisted.
+    std::vector<RowInvariant> rowInvariants_;
+    bool hoistingRows_ = false;
     /// Whether a loop over `chunks` runs once for the problem the kernel is made for
     /// (CodegenOptions::sizes): its counter is then 0 in every index (shifted_), and the rows a
     /// pass loads are held for the next passes (rowsHeld_) instead of read again.

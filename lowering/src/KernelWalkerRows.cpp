@@ -152,7 +152,7 @@ void KernelWalker<Register>::computeRowPart(Id value, Held<Register>& part) {
     currentId_ = value;
     ExprPtr const e = assigned(assignment->second, o);
     for (std::size_t c = 0; c < part.elements.size(); ++c)
-        assignElement(part, c, e);
+        assignElement(part, c, hoistingRows_ ? withRowInvariants(e, value, part.elements[c]) : e);
     precision_ = Precision::Exact;
     for (Id d : parts)
         held_.erase(d);
@@ -187,6 +187,7 @@ void KernelWalker<Register>::storeRows(Id value, Id memory) {
     }
     assignIndex(rows->chunk, literal(0));
     LoopLabels const labels = beginLoop(binary(BinaryOp::Less, index(rows->chunk), chunks));
+    hoistingRows_ = true;
     std::int64_t const width = sizes.empty() ? steps : sizes.back();
     for (std::int64_t first = 0; first < steps; first += width) {
         Held<Register> part;
@@ -208,6 +209,9 @@ void KernelWalker<Register>::storeRows(Id value, Id memory) {
         if (!planningOnly())
             move(value, part, memory, /*isLoad=*/false);
     }
+    // What the loop body computed once per row is not computed before the loop.
+    hoistingRows_ = false;
+    rowInvariants_.clear();
     assignIndex(rows->chunk, index(rows->chunk) + literal(1));
     endLoop(labels);
     indices_.erase(rows->chunk);
@@ -234,6 +238,66 @@ std::optional<Register> KernelWalker<Register>::broadcastValue(Id d, Held<Regist
                                 d, currentId_));
 }
 
+template <class Register>
+bool KernelWalker<Register>::rowInvariant(ExprPtr const& e, Id value) const {
+    using namespace expr;
+    return std::visit(
+        [&](auto const& node) {
+            using T = std::decay_t<decltype(node)>;
+            if constexpr (std::is_same_v<T, DataValue>)
+                return node.dimension >= 0 && broadcastInto(node.dimension, value) &&
+                       held_.contains(node.dimension);
+            else if constexpr (std::is_same_v<T, Literal> || std::is_same_v<T, Argument>)
+                return true;
+            else if constexpr (std::is_same_v<T, Unary> || std::is_same_v<T, Convert>)
+                return rowInvariant(node.arg, value);
+            else if constexpr (std::is_same_v<T, Binary>)
+                return rowInvariant(node.lhs, value) && rowInvariant(node.rhs, value);
+            else if constexpr (std::is_same_v<T, Select>)
+                return rowInvariant(node.condition, value) && rowInvariant(node.ifTrue, value) &&
+                       rowInvariant(node.ifFalse, value);
+            else // a size, a stride, an index: left where it is
+                return false;
+        },
+        static_cast<Expression::variant const&>(*e));
+}
+
+template <class Register>
+ExprPtr KernelWalker<Register>::withRowInvariants(ExprPtr const& e, Id value,
+                                                  IndexSolution const& at) {
+    using namespace expr;
+    bool const leafNode = std::holds_alternative<DataValue>(*e) ||
+                          std::holds_alternative<Literal>(*e) ||
+                          std::holds_alternative<Argument>(*e);
+    if (leafNode)
+        return e;
+    auto const valueAxes = axes(value);
+    // The row's register of `part`, computed at its first element in this loop body.
+    auto const once = [&](ExprPtr const& part) {
+        std::vector<ExprPtr> row;
+        for (std::size_t a = 0; a + 1 < valueAxes.size(); ++a)
+            row.push_back(simplify(at.at(valueAxes[a])));
+        for (auto const& known : rowInvariants_)
+            if (equal(known.expression, part) &&
+                std::equal(row.begin(), row.end(), known.row.begin(), known.row.end(),
+                           [](ExprPtr const& x, ExprPtr const& y) { return equal(x, y); }))
+                return leaf(known.value, resultType(*part));
+        Register const r = materialize(part, resultType(*part), at);
+        rowInvariants_.push_back({part, std::move(row), r});
+        return leaf(r, resultType(*part));
+    };
+    if (rowInvariant(e, value))
+        return once(e);
+    if (auto const* b = std::get_if<Binary>(e.get());
+        b && b->op == BinaryOp::Divide && precision_ == Precision::Approximate &&
+        resultType(*e) == DataType::F32 && rowInvariant(b->rhs, value)) {
+        ExprPtr const reciprocal = literal(Value::real(1.0, DataType::F32)) / b->rhs;
+        return withRowInvariants(b->lhs, value, at) * once(reciprocal);
+    }
+    return mapOperands(
+        e, [&](ExprPtr const& operand) { return withRowInvariants(operand, value, at); });
+}
+
 // The targets' register types, as KernelWalker.cpp instantiates the rest.
 #define KILN_ROWS_INSTANTIATE(Register)                                                            \
     template bool KernelWalker<Register>::rowChunked(Id) const;                                    \
@@ -243,7 +307,10 @@ std::optional<Register> KernelWalker<Register>::broadcastValue(Id d, Held<Regist
     template void KernelWalker<Register>::storeRows(Id, Id);                                       \
     template bool KernelWalker<Register>::singleChunk(ExprPtr const&) const;                       \
     template std::optional<Register> KernelWalker<Register>::broadcastValue(                       \
-        Id, Held<Register> const&, IndexSolution const&);
+        Id, Held<Register> const&, IndexSolution const&);                                          \
+    template bool KernelWalker<Register>::rowInvariant(ExprPtr const&, Id) const;                  \
+    template ExprPtr KernelWalker<Register>::withRowInvariants(ExprPtr const&, Id,                 \
+                                                               IndexSolution const&);
 KILN_ROWS_INSTANTIATE(std::string)
 KILN_ROWS_INSTANTIATE(amdgcn::Value)
 #undef KILN_ROWS_INSTANTIATE

@@ -98,33 +98,6 @@ ExprPtr twiceSigmoid(ExprPtr const& tanh, char const* sign) {
     return parseExpression(fmt::format("2.0 / (1.0 + exp({}2.0 * u))", sign), operand);
 }
 
-// `e` with `f` applied to each of its operands (`e` itself where none changes).
-template <class F>
-ExprPtr mapOperands(ExprPtr const& e, F const& f) {
-    return std::visit(
-        [&](auto const& node) -> ExprPtr {
-            using T = std::decay_t<decltype(node)>;
-            if constexpr (std::is_same_v<T, expr::Binary>) {
-                ExprPtr const lhs = f(node.lhs), rhs = f(node.rhs);
-                return lhs == node.lhs && rhs == node.rhs ? e : binary(node.op, lhs, rhs);
-            } else if constexpr (std::is_same_v<T, expr::Unary>) {
-                ExprPtr const arg = f(node.arg);
-                return arg == node.arg ? e : unary(node.op, arg);
-            } else if constexpr (std::is_same_v<T, expr::Convert>) {
-                ExprPtr const arg = f(node.arg);
-                return arg == node.arg ? e : convert(node.type, arg);
-            } else if constexpr (std::is_same_v<T, expr::Select>) {
-                ExprPtr const c = f(node.condition), t = f(node.ifTrue), x = f(node.ifFalse);
-                return c == node.condition && t == node.ifTrue && x == node.ifFalse
-                           ? e
-                           : select(c, t, x);
-            } else {
-                return e;
-            }
-        },
-        static_cast<Expression::variant const&>(*e));
-}
-
 // 1 + tanh(u) as 2 / (1 + exp(-2u)), 1 - tanh(u) as 2 / (1 + exp(2u)), anywhere in `e`.
 ExprPtr quotientsForTanh(ExprPtr const& e) {
     ExprPtr const mapped = mapOperands(e, quotientsForTanh);

@@ -93,6 +93,31 @@ TEST(IndexFacts, RangesDivisorsAndDifferences) {
     EXPECT_EQ(lowering::IndexFacts::difference(lane + literal(1), index(t.wg)), std::nullopt);
 }
 
+// Made for one problem (a sweep's candidate), a kernel's sizes are known: each is its value in
+// every range, so that a workgroup's last row, (M / 64 - 1) * 64 + 63, is inside M = 8192 and a
+// row of N = 8192 f16 elements is 16-byte aligned, neither of which holds for every M and N.
+TEST(IndexFacts, KnownSizesAreTheirValues) {
+    TiledRows t;
+    lowering::IndexFacts facts(t.graph);
+    ExprPtr const M = argument("M", DataType::I64), N = argument("N", DataType::I64);
+    ExprPtr const lastRow = index(t.wg) * literal(64) + index(t.wi);
+    EXPECT_FALSE(facts.less(lastRow, M));
+    EXPECT_EQ(facts.powerOfTwoDivisor(index(t.wg) * N), 1);
+    facts.assumeSizes({{"M", 8192}, {"N", 8192}});
+    EXPECT_EQ(facts.range(M).lo, 8192);
+    EXPECT_EQ(facts.range(index(t.wg)).hi, 127);
+    EXPECT_TRUE(facts.less(lastRow, M));
+    EXPECT_FALSE(facts.less(lastRow, literal(8191)));
+    EXPECT_EQ(facts.powerOfTwoDivisor(index(t.wg) * N), 8192);
+    EXPECT_TRUE(facts.alignedWhen(index(t.wg) * N, 8).empty());
+    // A quotient's least value is the least dividend over the largest divisor: ceildiv(40, 64)
+    // is 1, so index 0 of its dimension exists.
+    facts.assumeSizes({{"M", 40}, {"N", 3}});
+    EXPECT_EQ(facts.range(ceilDivide(M, literal(64))).lo, 1);
+    EXPECT_TRUE(facts.less(literal(0), ceilDivide(M, literal(64))));
+    EXPECT_EQ(facts.range(M / N).lo, 13);
+}
+
 // An element-wise kernel reads a flattened M x N tensor at x = 8 * workitem + k: its row x / N is
 // inside when x is, so the tail checks need no 64-bit division (the fused bias + GELU chain had
 // eight per workitem).

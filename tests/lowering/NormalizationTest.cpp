@@ -199,6 +199,43 @@ TEST(NormalizationHeldRows, TwoHeldLayerNormWorkgroupsFitAMultiprocessor) {
     EXPECT_EQ(result.value().spillLoads, 0);
 }
 
+// The layer norm of issue 19's 8192 x 8192 matrix, made for its sizes (as `kiln tune
+// --specialize` makes its candidates): the rows are whole steps, so no element is missing and no
+// read, count or square is masked; the kernel traps at other sizes instead. Its rsqrt(var + eps)
+// is computed once per row and step, not once per element (16 sqrt.rn a step, 2.1x the
+// instructions of torch.compile's kernel on the H100), and a softmax divides by its row's sum
+// with one reciprocal. At N = 8190 the last step's elements are masked again.
+TEST(NormalizationForItsSizes, TheLayerNormOfWholeRowsHasNoMasks) {
+    Params const params =
+        cooperative({{"ROWS", 1}, {"LANES", 256}, {"VEC", 8}, {"UNROLL", 2}, {"ONLINE", 1}});
+    KernelGraph const graph = lowered("layernorm-f16.json", "reduction.pipeline.json", params);
+    lowering::CodegenOptions options{.target = "sm_90a", .schedule = params};
+    options.sizes = {{"M", 8192}, {"N", 8192}};
+    auto const whole = lowering::emitKernel(graph, options);
+    EXPECT_EQ(occurrences(whole.code, "selp"), 0u);
+    EXPECT_EQ(occurrences(whole.code, "ld.global.b16"), 0u); // no element-by-element edge
+    EXPECT_EQ(occurrences(whole.code, "trap;"), 1u);
+    EXPECT_EQ(whole.assumptions, (std::vector<std::string>{"M == 8192", "N == 8192"}));
+    EXPECT_EQ(occurrences(whole.code, "sqrt.rn.f32"), 1u);
+    options.sizes = {{"M", 8192}, {"N", 8190}};
+    auto const ragged = lowering::emitKernel(graph, options);
+    EXPECT_GT(occurrences(ragged.code, "selp"), 0u);
+    EXPECT_EQ(occurrences(ragged.code, "sqrt.rn.f32"), 1u);
+    auto const softmax = lowering::emitKernel(
+        lowered("softmax-f16.json", "reduction.pipeline.json", params), options);
+    EXPECT_EQ(occurrences(softmax.code, "div."), 0u);
+    EXPECT_EQ(occurrences(softmax.code, "rcp.approx"), 1u);
+    if (!runtime::findPtxas())
+        GTEST_SKIP() << "no ptxas on this machine";
+    for (auto const* kernel : {&whole, &ragged, &softmax}) {
+        auto const result = runtime::assemblePtx(kernel->code, "sm_90a");
+        ASSERT_TRUE(result.ok()) << result.error().message();
+        EXPECT_EQ(result.value().spillStores, 0);
+    }
+    // Without masks, fewer registers: 40 against 48, six workgroups of 256 a multiprocessor.
+    EXPECT_LE(runtime::assemblePtx(whole.code, "sm_90a").value().registers, 40);
+}
+
 INSTANTIATE_TEST_SUITE_P(Schedules, Normalization, ::testing::ValuesIn(kSchedules),
                          [](auto const& p) { return p.param.name; });
 

@@ -193,6 +193,34 @@ bool equal(ExprPtr const& a, ExprPtr const& b);
 /// `e` with the indices in `values` replaced by their expressions (not simplified).
 ExprPtr substitute(ExprPtr const& e, std::map<Id, ExprPtr> const& values);
 
+/// `e` with `f` applied to each of its operands (`e` itself where none changes): the one visit
+/// over a node's operands that a rewrite of an expression tree needs.
+template <class F>
+ExprPtr mapOperands(ExprPtr const& e, F const& f) {
+    return std::visit(
+        [&](auto const& node) -> ExprPtr {
+            using T = std::decay_t<decltype(node)>;
+            if constexpr (std::is_same_v<T, expr::Binary>) {
+                ExprPtr const lhs = f(node.lhs), rhs = f(node.rhs);
+                return lhs == node.lhs && rhs == node.rhs ? e : binary(node.op, lhs, rhs);
+            } else if constexpr (std::is_same_v<T, expr::Unary>) {
+                ExprPtr const arg = f(node.arg);
+                return arg == node.arg ? e : unary(node.op, arg);
+            } else if constexpr (std::is_same_v<T, expr::Convert>) {
+                ExprPtr const arg = f(node.arg);
+                return arg == node.arg ? e : convert(node.type, arg);
+            } else if constexpr (std::is_same_v<T, expr::Select>) {
+                ExprPtr const c = f(node.condition), t = f(node.ifTrue), x = f(node.ifFalse);
+                return c == node.condition && t == node.ifTrue && x == node.ifFalse
+                           ? e
+                           : select(c, t, x);
+            } else {
+                return e;
+            }
+        },
+        static_cast<Expression::variant const&>(*e));
+}
+
 /// The integer value of a literal, if `e` is one.
 std::optional<std::int64_t> literalInt(ExprPtr const& e);
 

@@ -15,7 +15,9 @@
 #include "kiln/lowering/TransformChains.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace kiln::lowering {
@@ -30,6 +32,12 @@ public:
     explicit IndexFacts(KernelGraph const& graph)
         : graph_(graph)
         , chains_(graph) {}
+
+    /// Sizes every launch of the kernel has (a kernel made for one problem, whose launch
+    /// checks them: PtxCodegen's prologue traps where one differs): each is then its value in
+    /// every range, so that the masks they make unneeded go (a row of 8192 in steps of 4096
+    /// has no element past its end).
+    void assumeSizes(std::map<std::string, std::int64_t> sizes) { sizes_ = std::move(sizes); }
 
     /// The range of an integer expression over every launch (sizes are never negative).
     Interval range(ExprPtr const& e) const;
@@ -69,6 +77,7 @@ public:
 
 private:
     KernelGraph const& graph_;
+    std::map<std::string, std::int64_t> sizes_; ///< assumeSizes()
     mutable TransformChains chains_;
 };
 

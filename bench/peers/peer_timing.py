@@ -1,7 +1,11 @@
 """peer_timing.py: how every bench/peers script times its baselines, in one place, so that Kiln's
 figures and the peers' are measured the same way in every gpu-*.sh run.
 
-- median_ms: the median of CUDA-event timings after a warm-up (one launch at a time);
+- median_ms: the median of CUDA-event timings after a warm-up (one launch at a time), each
+  launch after a read of twice the L2's bytes, as Kiln's DeviceRun times its kernels (`kiln
+  run`, `kiln tune`): L2 then holds none of the last launch's lines and no dirty ones, whose
+  write-back a kernel would pay (a write before each launch cost a 100 us row sum 4-5 us on
+  the H100; bench/results/2026-11-26-h100-rowsum-timing.md);
 - bench_ms: triton.testing.do_bench's median (Triton imported only here, when asked for, so that
   a caller can set TRITON_CACHE_DIR first and the torch-only peers run without it);
 - time_copy: the device-to-device copy of a tensor's bytes, read + write counted: "the copy
@@ -12,14 +16,29 @@ figures and the peers' are measured the same way in every gpu-*.sh run.
 import torch
 
 
+_l2_buffer = None
+
+
+def read_l2_through():
+    """Reads twice the L2's bytes (zeros, written once), as DeviceRun does before each launch."""
+    global _l2_buffer
+    if _l2_buffer is None:
+        l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
+        _l2_buffer = torch.zeros(max(2 * l2 // 4, 1), dtype=torch.float32, device="cuda")
+        _l2_buffer.amax()
+    _l2_buffer.amax()
+
+
 def median_ms(fn, runs=50, warmup=5):
-    """The median time of fn in ms over `runs` launches, each timed with CUDA events."""
+    """The median time of fn in ms over `runs` launches, each timed with CUDA events after a read
+    of twice the L2's bytes."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
     times = []
     for _ in range(runs):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        read_l2_through()
         start.record()
         fn()
         end.record()

@@ -203,6 +203,23 @@ runtime::Expected<double> DeviceComparison::reduce(runtime::Stream& stream,
     return std::bit_cast<double>(std::uint64_t(halves[1]) << 32 | halves[0]);
 }
 
+void DeviceComparison::readThrough(runtime::Stream& stream, std::uint64_t address,
+                                   std::size_t count) {
+    if (count == 0)
+        return;
+    runtime::KernelArguments arguments;
+    arguments.add(address)
+        .add(address)
+        .add(static_cast<std::uint64_t>(count))
+        .add(typeCode(DataType::F32))
+        .add(0.0)
+        .add(result_.pointer().address());
+    std::uint64_t const blocks = std::min<std::uint64_t>(blocks_, (count + 255) / 256);
+    stream.launch(*magnitude_,
+                  runtime::LaunchConfig{{static_cast<std::uint32_t>(blocks), 1, 1}, {256, 1, 1}, 0},
+                  arguments);
+}
+
 runtime::Expected<double> DeviceComparison::largestMagnitude(runtime::Stream& stream, DataType type,
                                                              std::uint64_t address,
                                                              std::size_t count) {

@@ -4,9 +4,9 @@
 // `kiln tune --specialize` compiles candidates: lowering::CodegenOptions::sizes), runs it on a
 // GPU on random inputs, checks every tensor
 // against the CPU reference (a GEMM of more than 1e8 FLOPs against cuBLAS on the device) and,
-// with --repetitions, times it with device events, L2 flushed before each. Exits 1 when the
-// result is outside the tolerance or there is no usable GPU. Without --target, the code is emitted
-// for the device's target.
+// with --repetitions, times it with device events, after a read of twice L2 before each. Exits 1
+// when the result is outside the tolerance or there is no usable GPU. Without --target, the code is
+// emitted for the device's target.
 #include "Params.h"
 #include "Problem.h"
 #include "Subcommands.h"

@@ -38,6 +38,11 @@ public:
     runtime::Expected<double> largestMagnitude(runtime::Stream& stream, DataType type,
                                                std::uint64_t address, std::size_t count);
 
+    /// Queues a read of the `count` f32 elements at `address` (their largest magnitude, left
+    /// on the device) and returns: what DeviceRun reads before each timed launch, so that the
+    /// launch finds L2 holding other lines, none of them dirty (a write there would leave it
+    /// write-backs to pay).
+    void readThrough(runtime::Stream& stream, std::uint64_t address, std::size_t count);
     /// The largest relative error of `actual` against `expected` (both `count` elements of
     /// `type`), each element measured against max(|expected|, 1e-2 * `scale`), where `scale` is
     /// the reference's largest magnitude.

@@ -46,7 +46,7 @@ struct DeviceRunOptions {
     /// A kernel whose median launch is shorter than this is timed as a replayed command
     /// buffer of many launches on rotating copies of its tensors (0: never).
     double replayBelowMs = 0.05;
-    bool flushL2 = true; ///< write 2 x L2 bytes before each timed repetition
+    bool flushL2 = true; ///< read 2 x L2 bytes before each timed repetition
     /// GEMM Commands of more FLOPs than this are checked against cuBLAS where it loads.
     double deviceReferenceFlops = 1e8;
 };

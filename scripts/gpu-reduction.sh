@@ -12,6 +12,7 @@
 #   OUT=/tmp/out scripts/gpu-reduction.sh      # build folder: $KILN_GPU_BUILD or /tmp/kiln-reduction
 #   SKIP="tests" CASES="8192x8192" LAYOUTS="row-major" KEEP_BUILD=1 ...
 #   STRATEGY=model-guided BUDGET=64 ...     # a budgeted sweep instead of the exhaustive one
+#   SPECIALIZE=0 ...                         # kernels for every size (default: for the case's)
 #
 # KEEP_BUILD=1 builds on in an existing build folder instead of a fresh one (to split the run
 # into parts on a machine that stays warm); EVALUATOR=model runs the loop on a machine without a
@@ -28,6 +29,13 @@ LAYOUTS=${LAYOUTS:-"row-major column-major"}
 EVALUATOR=${EVALUATOR:-cuda} # model: the loop without a GPU (the winner emitted, not run)
 STRATEGY=${STRATEGY:-exhaustive}
 TUNE_ARGS=(--space examples/reduction.space.json --strategy "$STRATEGY" --budget "${BUDGET:-0}")
+# SPECIALIZE=1 (the default): each candidate made for its problem's sizes, as a user tunes for
+# the shapes they run (no masks those sizes rule out), and the winner run as the sweep timed it.
+RUN_ARGS=()
+if [ "${SPECIALIZE:-1}" = 1 ]; then
+    TUNE_ARGS+=(--specialize)
+    RUN_ARGS=(--specialize)
+fi
 mkdir -p "$OUT"
 command_of() { [ "$1" = row-major ] && echo examples/row-sum-rowmajor.json ||
     echo examples/row-reduction.json; }

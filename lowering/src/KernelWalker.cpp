@@ -186,7 +186,7 @@ void KernelWalker<Register>::store(Id op) {
     if (graph_.coordinates.node(memory).kind != DimensionKind::User)
         throw UserError("a store to a dimension that is not a tensor is not written yet");
     if (rowAssigns_.contains(source))
-        return storeRows(source, memory);
+        return storeRows(source, memory, roundedByItsStore(op));
     auto it = held_.find(source);
     if (it == held_.end())
         throw UserError(fmt::format("value#{} is stored but not held in registers (is it "
@@ -528,15 +528,19 @@ void KernelWalker<Register>::elementwiseChunks(ElementwiseRun const& run) {
 template <class Register>
 bool KernelWalker<Register>::roundedByItsStore(ElementwiseRun const& run) const {
     Id const store = run.ops.back(), stored = graph_.mapping.get(store, role::source);
-    auto const type = graph_.coordinates.node(stored).dtype;
-    if (!type || (*type != DataType::F16 && *type != DataType::BF16) ||
-        *type != tensorType(graph_.mapping.get(store, role::dest)))
-        return false;
     bool assigned = false;
     for (Id op : run.ops)
         assigned = assigned || (graph_.control.node(op).kind == OperationKind::Assign &&
                                 graph_.mapping.get(op, role::dest) == stored);
-    if (!assigned)
+    return assigned && roundedByItsStore(store);
+}
+
+template <class Register>
+bool KernelWalker<Register>::roundedByItsStore(Id store) const {
+    Id const stored = graph_.mapping.get(store, role::source);
+    auto const type = graph_.coordinates.node(stored).dtype;
+    if (!type || (*type != DataType::F16 && *type != DataType::BF16) ||
+        *type != tensorType(graph_.mapping.get(store, role::dest)))
         return false;
     for (Id reader : graph_.control.nodes()) {
         auto const kind = graph_.control.node(reader).kind;

@@ -233,6 +233,9 @@ protected:
     /// Whether the value `run` stores is computed there, of the stored tensor's 16-bit type,
     /// and read by its store alone: then it is held in f32, and rounded once, by the store.
     bool roundedByItsStore(ElementwiseRun const& run) const;
+    /// Whether the 16-bit value store `store` writes (to a tensor of its type) is read by that
+    /// store alone: then, where an Assign computes it, it is held in f32 and rounded once.
+    bool roundedByItsStore(Id store) const;
 
     // ---- A store staged through shared memory (EPILOGUE=1; StagedTile.h) --------------------
     /// The tile of tensor `memory` that held value `value` makes, in blocks of `blockColumns`.
@@ -302,8 +305,9 @@ protected:
     /// in turn) and the values of their rows, which the workitem holds.
     void computeRowPart(Id value, Held<Register>& part);
     /// A store of row-chunked `value` into tensor `memory`: each workitem's loop over its
-    /// chunks, each chunk's elements computed (computeRowPart()) and stored.
-    void storeRows(Id value, Id memory);
+    /// chunks, each chunk's elements computed (computeRowPart()) and stored; in f32 and
+    /// rounded by the store where `roundedByStore` (roundedByItsStore()).
+    void storeRows(Id value, Id memory, bool roundedByStore);
     /// Where `d` (held as `h`) is broadcast along the rows of the value being computed, the
     /// register of the row of element `here`; nothing where it is not broadcast.
     std::optional<Register> broadcastValue(Id d, Held<Register> const& h,

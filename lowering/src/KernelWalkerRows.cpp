@@ -166,7 +166,7 @@ void KernelWalker<Register>::computeRowPart(Id value, Held<Register>& part) {
 // UNROLL steps', is live beside the rows a single-chunk kernel holds (86 registers at 512 lanes
 // x 16 elements, one workgroup a multiprocessor, where 64 let two run).
 template <class Register>
-void KernelWalker<Register>::storeRows(Id value, Id memory) {
+void KernelWalker<Register>::storeRows(Id value, Id memory, bool roundedByStore) {
     auto const valueAxes = axes(value);
     auto const rows = cooperativeRows(graph_, shape_, valueAxes.back());
     KILN_ASSERT(rows, "value#{} is not tiled along its rows", value);
@@ -191,7 +191,8 @@ void KernelWalker<Register>::storeRows(Id value, Id memory) {
     std::int64_t const width = sizes.empty() ? steps : sizes.back();
     for (std::int64_t first = 0; first < steps; first += width) {
         Held<Register> part;
-        part.type = graph_.coordinates.node(value).dtype.value_or(DataType::F32);
+        part.type = roundedByStore ? DataType::F32
+                                   : graph_.coordinates.node(value).dtype.value_or(DataType::F32);
         for (std::int64_t s = first; s < first + width; ++s) {
             auto k = known();
             std::int64_t rest = s;
@@ -304,7 +305,7 @@ ExprPtr KernelWalker<Register>::withRowInvariants(ExprPtr const& e, Id value,
     template bool KernelWalker<Register>::broadcastInto(Id, Id) const;                             \
     template Held<Register> KernelWalker<Register>::partLike(Id, Id, Held<Register> const&) const; \
     template void KernelWalker<Register>::computeRowPart(Id, Held<Register>&);                     \
-    template void KernelWalker<Register>::storeRows(Id, Id);                                       \
+    template void KernelWalker<Register>::storeRows(Id, Id, bool);                                 \
     template bool KernelWalker<Register>::singleChunk(ExprPtr const&) const;                       \
     template std::optional<Register> KernelWalker<Register>::broadcastValue(                       \
         Id, Held<Register> const&, IndexSolution const&);                                          \

@@ -203,8 +203,9 @@ TEST(NormalizationHeldRows, TwoHeldLayerNormWorkgroupsFitAMultiprocessor) {
 // --specialize` makes its candidates): the rows are whole steps, so no element is missing and no
 // read, count or square is masked; the kernel traps at other sizes instead. Its rsqrt(var + eps)
 // is computed once per row and step, not once per element (16 sqrt.rn a step, 2.1x the
-// instructions of torch.compile's kernel on the H100), and a softmax divides by its row's sum
-// with one reciprocal. At N = 8190 the last step's elements are masked again.
+// instructions of torch.compile's kernel on the H100), Y is rounded to f16 by its store alone,
+// and a softmax divides by its row's sum with one reciprocal. At N = 8190 the last step's elements
+// are masked again.
 TEST(NormalizationForItsSizes, TheLayerNormOfWholeRowsHasNoMasks) {
     Params const params =
         cooperative({{"ROWS", 1}, {"LANES", 256}, {"VEC", 8}, {"UNROLL", 2}, {"ONLINE", 1}});
@@ -217,6 +218,9 @@ TEST(NormalizationForItsSizes, TheLayerNormOfWholeRowsHasNoMasks) {
     EXPECT_EQ(occurrences(whole.code, "trap;"), 1u);
     EXPECT_EQ(whole.assumptions, (std::vector<std::string>{"M == 8192", "N == 8192"}));
     EXPECT_EQ(occurrences(whole.code, "sqrt.rn.f32"), 1u);
+    // Y's 16 elements a loop body, each rounded to f16 once, by its store (not also when
+    // computed, and back to f32 for the store to round again).
+    EXPECT_EQ(occurrences(whole.code, "cvt.rn.f16.f32"), 16u);
     options.sizes = {{"M", 8192}, {"N", 8190}};
     auto const ragged = lowering::emitKernel(graph, options);
     EXPECT_GT(occurrences(ragged.code, "selp"), 0u);

@@ -8,26 +8,13 @@
 // round the ring), fewer tiles than multiprocessors, ragged M, N and K, one tile, tall and skinny,
 // and K slices fewer and more than the stages. The wgmma paths are skipped on GPUs other than
 // sm_90a; the SIMT and mma.sync paths (each tile's own pipeline inside the loop) run everywhere.
-#include "LoweringTestSupport.h"
-#include "gpu/GpuFixture.h"
+#include "GemmGpuCase.h"
 #include "kiln/lowering/Occupancy.h"
-#include "kiln/scheduler/DeviceRun.h"
 
 namespace kiln::test {
 namespace {
 
-using Schedule = std::map<std::string, std::int64_t>;
-
-struct PersistentCase {
-    std::string name, command;
-    Schedule params;
-    std::map<std::string, double> problem;
-    bool needsSm90a = false;
-};
-
-void PrintTo(PersistentCase const& c, std::ostream* os) {
-    *os << c.name;
-}
+using PersistentCase = GemmGpuCase;
 
 Schedule tma(std::int64_t mtM, std::int64_t mtN, std::int64_t stages, bool specialized,
              std::int64_t group = 0) {
@@ -57,14 +44,9 @@ TEST_P(PersistentTilesGpuTest, MatchesTheReference) {
     KernelGraph const graph = lowered(c.command, "gemm.pipeline.json", c.params, target);
     auto const kernel = lowering::emitKernel(graph, {.target = target, .schedule = c.params});
     ASSERT_GT(kernel.workgroupsPerMultiprocessor, 0) << "the manifest declares no persistent grid";
-    Command const command = loadCommand(sourcePath("examples/" + c.command));
-    auto problem = command.defaults;
-    for (auto const& [name, value] : c.problem)
-        problem[name] = value;
-    auto const result = scheduler::runOnDevice(device(), command, problem, graph, kernel);
-    ASSERT_TRUE(result.ok()) << result.error().message();
-    auto const& r = result.value();
-    EXPECT_LE(r.maxRelativeError, r.tolerance) << "in " << r.worstTensor;
+    auto const result = runGemmCase(device(), c, graph, kernel);
+    ASSERT_TRUE(result);
+    auto const& r = *result;
     // The launch is the persistent grid: one axis, as many workgroups as the multiprocessors
     // hold at once with the registers ptxas gave (the figure emitted before ptxas is the fewest;
     // DeviceRun launches the one refined from ptxas's count).

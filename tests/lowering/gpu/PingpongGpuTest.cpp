@@ -11,25 +11,12 @@
 // H100, fewer tiles than twice the workgroups (consumer 1 idle in some), ragged M, N and K, K of
 // one slice (the ring wraps within a few tiles) and of more slices than stages; plain, bias +
 // tanh-GELU, bf16 transposed with beta * C; EPILOGUE 0 and 1. Skipped on GPUs other than sm_90a.
-#include "LoweringTestSupport.h"
-#include "gpu/GpuFixture.h"
-#include "kiln/lowering/Occupancy.h"
-#include "kiln/scheduler/DeviceRun.h"
+#include "GemmGpuCase.h"
 
 namespace kiln::test {
 namespace {
 
-using Schedule = std::map<std::string, std::int64_t>;
-
-struct PingpongCase {
-    std::string name, command;
-    Schedule params;
-    std::map<std::string, double> problem;
-};
-
-void PrintTo(PingpongCase const& c, std::ostream* os) {
-    *os << c.name;
-}
+using PingpongCase = GemmGpuCase;
 
 // 64 x MT_N tiles on one warpgroup each, two consumers, a producer warpgroup, persistent.
 Schedule pingpong(std::int64_t epilogue, std::int64_t mtN = 256, std::int64_t stages = 4,
@@ -50,14 +37,9 @@ TEST_P(PingpongGpuTest, MatchesTheReference) {
     KernelGraph const graph = lowered(c.command, "gemm.pipeline.json", c.params, target);
     auto const kernel = lowering::emitKernel(graph, {.target = target, .schedule = c.params});
     ASSERT_EQ(kernel.block[2], 12) << "two consumer warpgroups and the producer";
-    Command const command = loadCommand(sourcePath("examples/" + c.command));
-    auto problem = command.defaults;
-    for (auto const& [name, value] : c.problem)
-        problem[name] = value;
-    auto const result = scheduler::runOnDevice(device(), command, problem, graph, kernel);
-    ASSERT_TRUE(result.ok()) << result.error().message();
-    auto const& r = result.value();
-    EXPECT_LE(r.maxRelativeError, r.tolerance) << "in " << r.worstTensor;
+    auto const result = runGemmCase(device(), c, graph, kernel);
+    ASSERT_TRUE(result);
+    auto const& r = *result;
     EXPECT_EQ(r.grid[1], 1);
     EXPECT_EQ(r.grid[2], 1);
     std::printf("[ gpu      ] %s: %lld workgroups, max relative error %.3g against %s\n",

@@ -4,25 +4,12 @@
 // at sizes whose rows of tiles are not a multiple of GROUP_M (a shorter last group), a group
 // taller than the grid and one row of tiles. A tile taken twice or never shows as a wrong or
 // missing block of the result. The wgmma paths are skipped on GPUs other than sm_90a.
-#include "LoweringTestSupport.h"
-#include "gpu/GpuFixture.h"
-#include "kiln/scheduler/DeviceRun.h"
+#include "GemmGpuCase.h"
 
 namespace kiln::test {
 namespace {
 
-using Schedule = std::map<std::string, std::int64_t>;
-
-struct GroupedCase {
-    std::string name, command;
-    Schedule params;
-    std::map<std::string, double> problem;
-    bool needsSm90a = false;
-};
-
-void PrintTo(GroupedCase const& c, std::ostream* os) {
-    *os << c.name;
-}
+using GroupedCase = GemmGpuCase;
 
 Schedule simt(std::int64_t group) {
     return {{"MT_M", 64}, {"MT_N", 64}, {"MT_K", 16}, {"STAGES", 2}, {"GROUP_M", group}};
@@ -51,16 +38,10 @@ TEST_P(TileOrderGpuTest, MatchesTheReference) {
     KernelGraph const graph = lowered(c.command, "gemm.pipeline.json", c.params, target);
     auto const kernel = lowering::emitKernel(graph, {.target = target, .schedule = c.params});
     EXPECT_NE(kernel.code.find("min.s32"), std::string::npos) << "no grouped order written";
-    Command const command = loadCommand(sourcePath("examples/" + c.command));
-    auto problem = command.defaults;
-    for (auto const& [name, value] : c.problem)
-        problem[name] = value;
-    auto const result = scheduler::runOnDevice(device(), command, problem, graph, kernel);
-    ASSERT_TRUE(result.ok()) << result.error().message();
-    EXPECT_LE(result.value().maxRelativeError, result.value().tolerance)
-        << "in " << result.value().worstTensor;
+    auto const result = runGemmCase(device(), c, graph, kernel);
+    ASSERT_TRUE(result);
     std::printf("[ gpu      ] %s: max relative error %.3g against %s\n", c.name.c_str(),
-                result.value().maxRelativeError, result.value().reference.c_str());
+                result->maxRelativeError, result->reference.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -127,7 +127,11 @@ TEST_F(DeviceProblemGpuTest, TimingStopsWhereItIsTold) {
                               onDevice->run(loaded.kernel, graph, kernel.sharedBytes,
                                             {.warmup = 1, .repetitions = 7, .replayBelowMs = 0}));
     EXPECT_EQ(each.launchesPerSample, 1);
-    EXPECT_LE(fixed.medianMs, 1.1 * each.medianMs);
+    // Not slower than launch by launch beyond the difference of what L2 holds: each single
+    // launch comes after a read of 2 x L2 (clean lines), each replayed one after the last's
+    // writes (dirty lines of Y to write back); the 10% this allowed failed once on the H100
+    // after the flush became a read (2428b5f).
+    EXPECT_LE(fixed.medianMs, 1.25 * each.medianMs);
     std::printf("[ gpu      ] axpy 2^22: %.4f ms a launch, %.4f ms replayed (%d a replay)\n",
                 each.medianMs, fixed.medianMs, fixed.launchesPerSample);
     KILN_ASSERT_OK_AND_ASSIGN(auto adaptive, onDevice->run(loaded.kernel, graph, kernel.sharedBytes,

@@ -266,6 +266,10 @@ protected:
     /// `pass`, the unrolled axes numbered row-major, with the row's conditions besides its own.
     IndexSolution chunkElement(IndexSolution const& row, Reduction const& r,
                                CooperativeRows const& rows, RowPass const& pass, std::int64_t step);
+    /// The loop over a workitem's chunks of its rows, `chunks` of them: its counter from 0
+    /// (beginChunks()), stepped and ended after the body (endChunks()).
+    LoopLabels beginChunks(CooperativeRows const& rows, ExprPtr const& chunks);
+    void endChunks(LoopLabels const& labels, CooperativeRows const& rows);
     /// `part`'s elements of the Reduce's source: computed, loaded (held for the next passes
     /// where the row is one chunk), and `where`, each element's conditions where the pass must
     /// leave the elements outside the row out: always where they are computed (from zeros,

@@ -42,6 +42,19 @@ IndexSolution KernelWalker<Register>::chunkElement(IndexSolution const& row, Red
 }
 
 template <class Register>
+LoopLabels KernelWalker<Register>::beginChunks(CooperativeRows const& rows, ExprPtr const& chunks) {
+    assignIndex(rows.chunk, literal(0));
+    return beginLoop(binary(BinaryOp::Less, index(rows.chunk), chunks));
+}
+
+template <class Register>
+void KernelWalker<Register>::endChunks(LoopLabels const& labels, CooperativeRows const& rows) {
+    assignIndex(rows.chunk, index(rows.chunk) + literal(1));
+    endLoop(labels);
+    indices_.erase(rows.chunk);
+}
+
+template <class Register>
 void KernelWalker<Register>::readRowPart(Reduction const& r, RowPass const& pass, bool computed,
                                          bool loadedOut, Held<Register>& part,
                                          std::vector<std::vector<ExprPtr>>& where) {
@@ -116,8 +129,7 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
     std::vector<Register> accs;
     for (std::size_t c = 0; c < rowCount; ++c)
         accs.push_back(combineIdentity(o.combine, r.accumulator));
-    assignIndex(rows.chunk, literal(0));
-    LoopLabels const labels = beginLoop(binary(BinaryOp::Less, index(rows.chunk), chunks));
+    LoopLabels const labels = beginChunks(rows, chunks);
     Held<Register> part;
     part.type = r.element;
     std::vector<std::size_t> rowOf; // the held row of each of the part's elements
@@ -133,9 +145,7 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
     for (std::size_t e = 0; e < part.registers.size(); ++e)
         combineInto(o.combine, accs[rowOf[e]], r.accumulator, part.registers[e], part.type,
                     where[e]);
-    assignIndex(rows.chunk, index(rows.chunk) + literal(1));
-    endLoop(labels);
-    indices_.erase(rows.chunk);
+    endChunks(labels, rows);
 
     std::vector<Register> totals; // each row's value, in every workitem of the row
     for (std::size_t c = 0; c < rowCount; ++c)
@@ -301,7 +311,10 @@ Register KernelWalker<Register>::rowElement(Reduction const& r, Held<Register> c
     template Register KernelWalker<Register>::combineAcrossRow(Combine, Register const&, DataType, \
                                                                CooperativeRows const&);            \
     template Register KernelWalker<Register>::rowElement(Reduction const&, Held<Register> const&,  \
-                                                         std::size_t, Register const&);
+                                                         std::size_t, Register const&);            \
+    template LoopLabels KernelWalker<Register>::beginChunks(CooperativeRows const&,                \
+                                                            ExprPtr const&);                       \
+    template void KernelWalker<Register>::endChunks(LoopLabels const&, CooperativeRows const&);
 KILN_COOPERATIVE_INSTANTIATE(std::string)
 KILN_COOPERATIVE_INSTANTIATE(amdgcn::Value)
 #undef KILN_COOPERATIVE_INSTANTIATE

@@ -150,8 +150,7 @@ void KernelWalker<Register>::reduceOnline(MaxExpSum const& p, Held<Register>& he
         }
         assignElement(runMax, 0, lowest);
         assignElement(runSum, 0, f32(0));
-        assignIndex(rows.chunk, literal(0));
-        LoopLabels const labels = beginLoop(binary(BinaryOp::Less, index(rows.chunk), chunks));
+        LoopLabels const labels = beginChunks(rows, chunks);
         auto [part, where] = chunkOf(row, r, rows, pass, computed);
         // Each element as f32, -inf where it is missing: its exp is then 0, as the chunk's new
         // max n >= m is finite. Then n = max(m, the chunk's elements), d = d exp(m - n) + the
@@ -179,9 +178,7 @@ void KernelWalker<Register>::reduceOnline(MaxExpSum const& p, Held<Register>& he
         assignElement(runMax, 0, n);
         leaves_.clear();
         settle();
-        assignIndex(rows.chunk, index(rows.chunk) + literal(1));
-        endLoop(labels);
-        indices_.erase(rows.chunk);
+        endChunks(labels, rows);
 
         // The row's max over its workitems, then each one's sum rescaled to it, summed.
         DataType const x = kExchanged;
@@ -234,8 +231,7 @@ void KernelWalker<Register>::reduceWelford(MeanVariance const& p, Held<Register>
             allocate(0, *running);
             assignElement(*running, 0, zero);
         }
-        assignIndex(rows.chunk, literal(0));
-        LoopLabels const labels = beginLoop(binary(BinaryOp::Less, index(rows.chunk), chunks));
+        LoopLabels const labels = beginChunks(rows, chunks);
         auto [part, where] = chunkOf(row, r, rows, pass, computed);
         // Each element as f32, 0 where it is missing, and the chunk's count b of those there,
         // each element's part computed on its own with the target's memo dropped after it
@@ -281,9 +277,7 @@ void KernelWalker<Register>::reduceWelford(MeanVariance const& p, Held<Register>
         assignElement(runCount, 0, total);
         leaves_.clear();
         settle();
-        assignIndex(rows.chunk, index(rows.chunk) + literal(1));
-        endLoop(labels);
-        indices_.erase(rows.chunk);
+        endChunks(labels, rows);
 
         // The row's sum of n m over its workitems, which setReduced() divides by the row's
         // length (the mean Reduce's divisor): the mean M in every workitem.

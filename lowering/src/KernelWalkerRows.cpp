@@ -185,8 +185,7 @@ void KernelWalker<Register>::storeRows(Id value, Id memory, bool roundedByStore)
         shifted_[rows->chunk] = literal(0);
         holdingRows_ = true;
     }
-    assignIndex(rows->chunk, literal(0));
-    LoopLabels const labels = beginLoop(binary(BinaryOp::Less, index(rows->chunk), chunks));
+    LoopLabels const labels = beginChunks(*rows, chunks);
     hoistingRows_ = true;
     std::int64_t const width = sizes.empty() ? steps : sizes.back();
     for (std::int64_t first = 0; first < steps; first += width) {
@@ -213,9 +212,7 @@ void KernelWalker<Register>::storeRows(Id value, Id memory, bool roundedByStore)
     // What the loop body computed once per row is not computed before the loop.
     hoistingRows_ = false;
     rowInvariants_.clear();
-    assignIndex(rows->chunk, index(rows->chunk) + literal(1));
-    endLoop(labels);
-    indices_.erase(rows->chunk);
+    endChunks(labels, *rows);
     shifted_.erase(rows->chunk);
     holdingRows_ = false;
     rowsHeld_.clear(); // the stored tensor may be one that was read

@@ -266,6 +266,12 @@ protected:
     /// `pass`, the unrolled axes numbered row-major, with the row's conditions besides its own.
     IndexSolution chunkElement(IndexSolution const& row, Reduction const& r,
                                CooperativeRows const& rows, RowPass const& pass, std::int64_t step);
+    /// Whether the Command stores a value computed from its rows element by element (a softmax,
+    /// a layer norm): then the passes before that store read rows that it reads again.
+    bool rowsReadAgain() const;
+    /// Set while a pass loads rows that a later pass reads again: the target keeps them in L2
+    /// where it can (PTX: an evict_last policy; the second read of a layer norm's X then hits).
+    bool keepInL2_ = false;
     /// The loop over a workitem's chunks of its rows, `chunks` of them: its counter from 0
     /// (beginChunks()), stepped and ended after the body (endChunks()).
     LoopLabels beginChunks(CooperativeRows const& rows, ExprPtr const& chunks);

@@ -55,9 +55,25 @@ void KernelWalker<Register>::endChunks(LoopLabels const& labels, CooperativeRows
 }
 
 template <class Register>
+bool KernelWalker<Register>::rowsReadAgain() const {
+    for (Id op : graph_.control.nodes()) {
+        auto const kind = graph_.control.node(op).kind;
+        if ((kind == OperationKind::StoreTiled || kind == OperationKind::StoreLinear) &&
+            rowChunked(graph_.mapping.get(op, role::source)))
+            return true;
+    }
+    return false;
+}
+
+template <class Register>
 void KernelWalker<Register>::readRowPart(Reduction const& r, RowPass const& pass, bool computed,
                                          bool loadedOut, Held<Register>& part,
                                          std::vector<std::vector<ExprPtr>>& where) {
+    keepInL2_ = !pass.single && rowsReadAgain();
+    struct Reset {
+        bool& flag;
+        ~Reset() { flag = false; }
+    } const reset{keepInL2_};
     where.resize(part.elements.size());
     if (computed) {
         for (std::size_t e = 0; e < part.elements.size(); ++e) {
@@ -312,6 +328,7 @@ Register KernelWalker<Register>::rowElement(Reduction const& r, Held<Register> c
                                                                CooperativeRows const&);            \
     template Register KernelWalker<Register>::rowElement(Reduction const&, Held<Register> const&,  \
                                                          std::size_t, Register const&);            \
+    template bool KernelWalker<Register>::rowsReadAgain() const;                                   \
     template LoopLabels KernelWalker<Register>::beginChunks(CooperativeRows const&,                \
                                                             ExprPtr const&);                       \
     template void KernelWalker<Register>::endChunks(LoopLabels const&, CooperativeRows const&);

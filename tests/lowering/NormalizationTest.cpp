@@ -157,12 +157,12 @@ TEST(NormalizationHeldRows, ASingleChunkRowIsReadOnce) {
     Params const params = cooperative({{"ROWS", 1}, {"LANES", 128}, {"VEC", 8}});
     KernelGraph const graph = lowered("softmax-f16.json", "reduction.pipeline.json", params);
     lowering::CodegenOptions options{.target = "sm_90a", .schedule = params};
-    EXPECT_EQ(occurrences(lowering::emitKernel(graph, options).code, "ld.global.v4.b32"), 3u);
+    EXPECT_EQ(globalVectorLoads(lowering::emitKernel(graph, options).code), 3u);
     for (auto const& [n, reads] :
          std::vector<std::pair<std::int64_t, std::size_t>>{{1024, 1}, {1000, 1}, {1025, 3}}) {
         options.sizes = {{"M", 64}, {"N", n}};
         auto const kernel = lowering::emitKernel(graph, options);
-        EXPECT_EQ(occurrences(kernel.code, "ld.global.v4.b32"), reads) << "N = " << n;
+        EXPECT_EQ(globalVectorLoads(kernel.code), reads) << "N = " << n;
         lowering::CodegenOptions amd{.target = "gfx942", .schedule = params};
         amd.sizes = options.sizes;
         auto const gcn = lowering::emitKernel(
@@ -188,7 +188,7 @@ TEST(NormalizationHeldRows, TwoHeldLayerNormWorkgroupsFitAMultiprocessor) {
     lowering::CodegenOptions options{.target = "sm_90a", .schedule = params};
     options.sizes = {{"M", 8192}, {"N", 8192}};
     auto const kernel = lowering::emitKernel(graph, options);
-    EXPECT_EQ(occurrences(kernel.code, "ld.global.v4.b32"), 6u); // X, gamma, beta: 2 steps each
+    EXPECT_EQ(globalVectorLoads(kernel.code), 6u); // X, gamma, beta: 2 steps each
     EXPECT_EQ(occurrences(kernel.code, "ld.shared"), 2u);
     if (!runtime::findPtxas())
         GTEST_SKIP() << "no ptxas on this machine";
@@ -221,6 +221,16 @@ TEST(NormalizationForItsSizes, TheLayerNormOfWholeRowsHasNoMasks) {
     // Y's 16 elements a loop body, each rounded to f16 once, by its store (not also when
     // computed, and back to f32 for the store to round again).
     EXPECT_EQ(occurrences(whole.code, "cvt.rn.f16.f32"), 16u);
+    // The statistics' pass keeps X in L2 (its two loads a step under an evict_last policy) for
+    // the store's pass, which reads it again; a row sum, which reads its rows once, does not.
+    EXPECT_EQ(occurrences(whole.code, "ld.global.L2::cache_hint.v4.b32"), 2u);
+    EXPECT_EQ(occurrences(whole.code, "createpolicy.fractional.L2::evict_last"), 2u);
+    Params const rowSum = cooperative({{"ROWS", 1}, {"LANES", 256}, {"VEC", 8}, {"UNROLL", 2}});
+    lowering::CodegenOptions sumOptions{.target = "sm_90a", .schedule = rowSum};
+    sumOptions.sizes = options.sizes;
+    auto const sum = lowering::emitKernel(
+        lowered("row-sum-rowmajor.json", "reduction.pipeline.json", rowSum), sumOptions);
+    EXPECT_EQ(occurrences(sum.code, "cache_hint"), 0u);
     options.sizes = {{"M", 8192}, {"N", 8190}};
     auto const ragged = lowering::emitKernel(graph, options);
     EXPECT_GT(occurrences(ragged.code, "selp"), 0u);

@@ -226,7 +226,7 @@ TEST(OnlineSoftmaxHeldRows, ASingleChunkRowIsReadOnce) {
          std::vector<std::pair<std::int64_t, std::size_t>>{{1024, 1}, {1000, 1}, {1025, 2}}) {
         lowering::CodegenOptions options{.target = "sm_90a", .schedule = params};
         options.sizes = {{"M", 64}, {"N", n}};
-        EXPECT_EQ(occurrences(lowering::emitKernel(graph, options).code, "ld.global.v4.b32"), reads)
+        EXPECT_EQ(globalVectorLoads(lowering::emitKernel(graph, options).code), reads)
             << "N = " << n;
     }
 }

@@ -269,9 +269,9 @@ ExprPtr KernelWalker<Register>::withRowInvariants(ExprPtr const& e, Id value,
                           std::holds_alternative<Argument>(*e);
     if (leafNode)
         return e;
-    auto const valueAxes = axes(value);
     // The row's register of `part`, computed at its first element in this loop body.
     auto const once = [&](ExprPtr const& part) {
+        auto const valueAxes = axes(value);
         std::vector<ExprPtr> row;
         for (std::size_t a = 0; a + 1 < valueAxes.size(); ++a)
             row.push_back(simplify(at.at(valueAxes[a])));

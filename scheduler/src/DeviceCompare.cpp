@@ -176,13 +176,11 @@ DeviceComparison::load(std::shared_ptr<runtime::Device> device) {
     return c;
 }
 
-runtime::Expected<double> DeviceComparison::reduce(runtime::Stream& stream,
-                                                   runtime::Kernel const& kernel, DataType type,
-                                                   std::uint64_t actual, std::uint64_t expected,
-                                                   std::size_t count, double floor) {
-    if (!supports(type))
-        return runtime::Error(runtime::ErrorCode::InvalidArgument,
-                              fmt::format("cannot compare {} tensors on the device", name(type)));
+void DeviceComparison::launch(runtime::Stream& stream, runtime::Kernel const& kernel, DataType type,
+                              std::uint64_t actual, std::uint64_t expected, std::size_t count,
+                              double floor) {
+    if (count == 0)
+        return;
     runtime::KernelArguments arguments;
     arguments.add(actual)
         .add(expected)
@@ -191,13 +189,21 @@ runtime::Expected<double> DeviceComparison::reduce(runtime::Stream& stream,
         .add(floor)
         .add(result_.pointer().address());
     std::uint64_t const blocks = std::min<std::uint64_t>(blocks_, (count + 255) / 256);
+    stream.launch(kernel,
+                  runtime::LaunchConfig{{static_cast<std::uint32_t>(blocks), 1, 1}, {256, 1, 1}, 0},
+                  arguments);
+}
+
+runtime::Expected<double> DeviceComparison::reduce(runtime::Stream& stream,
+                                                   runtime::Kernel const& kernel, DataType type,
+                                                   std::uint64_t actual, std::uint64_t expected,
+                                                   std::size_t count, double floor) {
+    if (!supports(type))
+        return runtime::Error(runtime::ErrorCode::InvalidArgument,
+                              fmt::format("cannot compare {} tensors on the device", name(type)));
     std::uint32_t halves[2] = {0, 0};
     stream.fill(result_, 0u);
-    if (count > 0)
-        stream.launch(
-            kernel,
-            runtime::LaunchConfig{{static_cast<std::uint32_t>(blocks), 1, 1}, {256, 1, 1}, 0},
-            arguments);
+    launch(stream, kernel, type, actual, expected, count, floor);
     stream.copy(std::span<std::uint32_t>(halves), result_);
     KILN_RETURN_IF_ERROR(stream.synchronize());
     return std::bit_cast<double>(std::uint64_t(halves[1]) << 32 | halves[0]);
@@ -205,19 +211,7 @@ runtime::Expected<double> DeviceComparison::reduce(runtime::Stream& stream,
 
 void DeviceComparison::readThrough(runtime::Stream& stream, std::uint64_t address,
                                    std::size_t count) {
-    if (count == 0)
-        return;
-    runtime::KernelArguments arguments;
-    arguments.add(address)
-        .add(address)
-        .add(static_cast<std::uint64_t>(count))
-        .add(typeCode(DataType::F32))
-        .add(0.0)
-        .add(result_.pointer().address());
-    std::uint64_t const blocks = std::min<std::uint64_t>(blocks_, (count + 255) / 256);
-    stream.launch(*magnitude_,
-                  runtime::LaunchConfig{{static_cast<std::uint32_t>(blocks), 1, 1}, {256, 1, 1}, 0},
-                  arguments);
+    launch(stream, *magnitude_, DataType::F32, address, address, count, 0);
 }
 
 runtime::Expected<double> DeviceComparison::largestMagnitude(runtime::Stream& stream, DataType type,

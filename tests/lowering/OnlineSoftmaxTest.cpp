@@ -11,6 +11,7 @@
 
 #include "../GoldenFile.h"
 #include "../Occurrences.h"
+#include "AssemblesAtSizes.h"
 #include "LoweringTestSupport.h"
 #include "kiln/graph/CommandJson.h"
 #include "kiln/graph/GraphText.h"
@@ -195,23 +196,9 @@ TEST_P(OnlineSoftmax, ReadsTheRowsTwiceOnPtx) {
 TEST_P(OnlineSoftmax, AssemblesWithPtxas) {
     if (!runtime::findPtxas())
         GTEST_SKIP() << "no ptxas on this machine";
-    Params const params = schedule(GetParam().params, 1);
-    for (std::string const target : {"sm_80", "sm_90a"}) {
-        KernelGraph const graph =
-            lowered("softmax-f16.json", "reduction.pipeline.json", params, target);
-        for (auto const& sizes :
-             std::vector<std::map<std::string, std::int64_t>>{{},
-                                                              {{"M", 33}, {"N", 257}},
-                                                              {{"M", 7}, {"N", 4097}},
-                                                              {{"M", 8192}, {"N", 8192}}}) {
-            lowering::CodegenOptions options{.target = target, .schedule = params};
-            options.sizes = sizes;
-            auto const kernel = lowering::emitKernel(graph, options);
-            auto const result = runtime::assemblePtx(kernel.code, target);
-            ASSERT_TRUE(result.ok()) << result.error().message() << "\n" << kernel.code;
-            EXPECT_EQ(result.value().spillStores, 0) << target;
-        }
-    }
+    expectAssemblesAtSizes(
+        "softmax-f16.json", schedule(GetParam().params, 1),
+        {{}, {{"M", 33}, {"N", 257}}, {{"M", 7}, {"N", 4097}}, {{"M", 8192}, {"N", 8192}}});
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedules, OnlineSoftmax, ::testing::ValuesIn(kSchedules),

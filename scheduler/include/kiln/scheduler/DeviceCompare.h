@@ -52,6 +52,9 @@ public:
 
 private:
     DeviceComparison() = default;
+    /// Queues `kernel` over `count` elements of `type` (no wait, nothing copied back).
+    void launch(runtime::Stream& stream, runtime::Kernel const& kernel, DataType type,
+                std::uint64_t actual, std::uint64_t expected, std::size_t count, double floor);
     runtime::Expected<double> reduce(runtime::Stream& stream, runtime::Kernel const& kernel,
                                      DataType type, std::uint64_t actual, std::uint64_t expected,
                                      std::size_t count, double floor);

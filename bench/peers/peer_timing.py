@@ -5,7 +5,11 @@ figures and the peers' are measured the same way in every gpu-*.sh run.
   launch after a read of twice the L2's bytes, as Kiln's DeviceRun times its kernels (`kiln
   run`, `kiln tune`): L2 then holds none of the last launch's lines and no dirty ones, whose
   write-back a kernel would pay (a write before each launch cost a 100 us row sum 4-5 us on
-  the H100; bench/results/2026-11-26-h100-rowsum-timing.md);
+  the H100; bench/results/2026-11-26-h100-rowsum-timing.md), then a wait on the GPU
+  (host_ahead) that lets the host queue the launch before the start event is reached, so that
+  what is timed is the GPU's work alone and not the host's time to launch it (a torch.compile'd
+  function spends tens of microseconds in its guards before its kernel is queued: its layer
+  norm, 86 us on the GPU by ncu, measured 95-143 us in one session without the wait);
 - bench_ms: triton.testing.do_bench's median (Triton imported only here, when asked for, so that
   a caller can set TRITON_CACHE_DIR first and the torch-only peers run without it);
 - time_copy: the device-to-device copy of a tensor's bytes, read + write counted: "the copy
@@ -29,9 +33,18 @@ def read_l2_through():
     _l2_buffer.amax()
 
 
+def host_ahead(microseconds=200):
+    """Queues a kernel that spins for about `microseconds` (at up to 2 GHz) on the current stream:
+    the host queues what follows while it runs, so that an event recorded after it and the
+    launches after that start back to back on the GPU, however long the host takes to launch
+    them. Kiln's DeviceRun launches from C++ in a few microseconds, well within the read of
+    2 x L2 before it; a Python peer may take longer."""
+    torch.cuda._sleep(int(microseconds * 2000))
+
+
 def median_ms(fn, runs=50, warmup=5):
     """The median time of fn in ms over `runs` launches, each timed with CUDA events after a read
-    of twice the L2's bytes."""
+    of twice the L2's bytes and host_ahead()."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -39,6 +52,7 @@ def median_ms(fn, runs=50, warmup=5):
     for _ in range(runs):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         read_l2_through()
+        host_ahead()
         start.record()
         fn()
         end.record()

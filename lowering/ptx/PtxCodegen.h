@@ -132,7 +132,18 @@ private:
     void move(Id value, Held& held, Id memory, bool isLoad) override;
     void vector(Held& held, std::size_t start, std::size_t width, DataType stored,
                 std::string const& address, bool isLoad, std::string_view space = ".global",
-                std::string const& guard = "");
+                std::string const& guard = "", std::vector<std::string> const* loaded = nullptr);
+    // One vector load of `width` elements of `stored` at `address`: its 32-bit words (two
+    // 16-bit values each) or whole elements of 4 or 8 bytes.
+    std::vector<std::string> loadWords(std::size_t width, DataType stored,
+                                       std::string const& address, std::string_view space,
+                                       std::string const& guard);
+    // Epilogue loads issued before the loop (PtxPreload.cpp).
+    void preload(Id memory, Placed const& places) override;
+    void forgetPreloads() override;
+    // The words preload() loaded for the access of `width` elements of `memory` at `offset`.
+    std::vector<std::string> const* preloaded(Id memory, ExprPtr const& offset,
+                                              std::size_t width) const;
 
     // ---- Workgroup operations (PtxWorkgroup.cpp) ------------------------------------------
     void layOutShared();
@@ -335,7 +346,10 @@ private:
     std::map<std::string, std::string> pointers_;
     std::size_t sharedBytes_ = 0;
     std::optional<std::size_t> scratchOffset_; ///< the reduction scratch's place in kiln_shared
-    std::string halves_[2];     ///< the two 16-bit halves of the word being packed or unpacked
+    std::string halves_[2]; ///< the two 16-bit halves of the word being packed or unpacked
+    /// Words preload() loaded, by access (tensor, offset, width), and how many.
+    std::map<std::string, std::vector<std::string>> preloaded_;
+    std::size_t preloadedWords_ = 0;
     SharedLayout shared_;       ///< where each Shared dimension lies in kiln_shared
     bool asyncPending_ = false; ///< cp.async copies issued since the last barrier
     // A pipelined loop's fast version (PtxPipeline.cpp): staged runs copied without branches.

@@ -227,6 +227,10 @@ void PtxCodegen::move(Id value, Held& held, Id memory, bool isLoad) {
             std::string const p = writer_.emitConditions(IndexFacts::strongest(whole), b);
             if (width == 1) {
                 scalar(start, p);
+            } else if (auto const* loaded = isLoad && p.empty()
+                                                ? preloaded(memory, offsets[start], width)
+                                                : nullptr) {
+                vector(held, start, width, stored, "", isLoad, ".global", "", loaded);
             } else {
                 vector(held, start, width, stored, address(start), isLoad, ".global", p);
                 if (!p.empty()) {
@@ -274,6 +278,9 @@ void PtxCodegen::move(Id value, Held& held, Id memory, bool isLoad) {
     for (auto const& [start, width] : accesses) {
         if (width == 1)
             scalar(start, "");
+        else if (auto const* loaded =
+                     isLoad && fast.empty() ? preloaded(memory, offsets[start], width) : nullptr)
+            vector(held, start, width, stored, "", isLoad, ".global", "", loaded);
         else
             vector(held, start, width, stored, address(start), isLoad);
     }
@@ -294,35 +301,11 @@ void PtxCodegen::move(Id value, Held& held, Id memory, bool isLoad) {
 // or whole elements of 4 or 8 bytes.
 void PtxCodegen::vector(Held& held, std::size_t start, std::size_t width, DataType stored,
                         std::string const& address, bool isLoad, std::string_view space,
-                        std::string const& guard) {
+                        std::string const& guard, std::vector<std::string> const* loaded) {
     bool const half = isHalf(stored);
-    std::size_t const lanes = half ? width / 2 : width;
-    PtxType const laneType = half ? PtxType::B32 : registerType(stored);
-    std::string_view const laneName = half ? ".b32" : memoryType(stored);
-    std::vector<std::string> words;
-    for (std::size_t k = 0; k < lanes; ++k)
-        words.push_back(writer_.newRegister(laneType));
-    std::string list;
-    for (auto const& w : words)
-        list += (list.empty() ? "" : ", ") + w;
-    if (lanes > 1)
-        list = "{" + list + "}";
-    // One 32-bit word (two 16-bit values) is a plain access; more are a vector.
-    std::string op = fmt::format("{}{}{}{}", isLoad ? "ld" : "st", space,
-                                 lanes > 1 ? fmt::format(".v{}", lanes) : std::string(), laneName);
     if (isLoad) {
-        // Rows a later pass reads again stay in L2 (evict_last): 96.7 -> 94.1 us for the layer
-        // norm of 8192 x 8192 f16 on the H100 (bench/results/2026-11-26-h100-sixth.md).
-        std::string hint, policy;
-        if (keepInL2_ && space == ".global") {
-            policy = writer_.newRegister(PtxType::S64);
-            writer_.instruction(
-                fmt::format("createpolicy.fractional.L2::evict_last.b64 {}, 1.0", policy));
-            hint = ".L2::cache_hint";
-            op.insert(op.find(".global") + 7, hint);
-        }
-        writer_.instruction(fmt::format("{}{} {}, [{}]{}", guard.empty() ? "" : "@" + guard + " ",
-                                        op, list, address, policy.empty() ? "" : ", " + policy));
+        std::vector<std::string> const words =
+            loaded ? *loaded : loadWords(width, stored, address, space, guard);
         for (std::size_t k = 0; k < width; ++k) {
             std::string value;
             if (half) {
@@ -343,6 +326,16 @@ void PtxCodegen::vector(Held& held, std::size_t start, std::size_t width, DataTy
         }
         return;
     }
+    std::size_t const lanes = half ? width / 2 : width;
+    PtxType const laneType = half ? PtxType::B32 : registerType(stored);
+    std::vector<std::string> words;
+    for (std::size_t k = 0; k < lanes; ++k)
+        words.push_back(writer_.newRegister(laneType));
+    std::string list;
+    for (auto const& w : words)
+        list += (list.empty() ? "" : ", ") + w;
+    if (lanes > 1)
+        list = "{" + list + "}";
     for (std::size_t k = 0; k < width; ++k) {
         std::string const bits = storable(held.registers[start + k], held.type, stored);
         if (half) {
@@ -354,8 +347,43 @@ void PtxCodegen::vector(Held& held, std::size_t start, std::size_t width, DataTy
             writer_.instruction(fmt::format("mov{} {}, {}", ptxName(laneType), words[k], bits));
         }
     }
+    std::string const op =
+        fmt::format("st{}{}{}", space, lanes > 1 ? fmt::format(".v{}", lanes) : std::string(),
+                    half ? ".b32" : memoryType(stored));
     writer_.instruction(
         fmt::format("{}{} [{}], {}", guard.empty() ? "" : "@" + guard + " ", op, address, list));
+}
+
+std::vector<std::string> PtxCodegen::loadWords(std::size_t width, DataType stored,
+                                               std::string const& address, std::string_view space,
+                                               std::string const& guard) {
+    bool const half = isHalf(stored);
+    std::size_t const lanes = half ? width / 2 : width;
+    PtxType const laneType = half ? PtxType::B32 : registerType(stored);
+    std::vector<std::string> words;
+    for (std::size_t k = 0; k < lanes; ++k)
+        words.push_back(writer_.newRegister(laneType));
+    std::string list;
+    for (auto const& w : words)
+        list += (list.empty() ? "" : ", ") + w;
+    if (lanes > 1)
+        list = "{" + list + "}";
+    // One 32-bit word (two 16-bit values) is a plain access; more are a vector.
+    std::string op =
+        fmt::format("ld{}{}{}", space, lanes > 1 ? fmt::format(".v{}", lanes) : std::string(),
+                    half ? ".b32" : memoryType(stored));
+    // Rows a later pass reads again stay in L2 (evict_last): 96.7 -> 94.1 us for the layer
+    // norm of 8192 x 8192 f16 on the H100 (bench/results/2026-11-26-h100-sixth.md).
+    std::string policy;
+    if (keepInL2_ && space == ".global") {
+        policy = writer_.newRegister(PtxType::S64);
+        writer_.instruction(
+            fmt::format("createpolicy.fractional.L2::evict_last.b64 {}, 1.0", policy));
+        op.insert(op.find(".global") + 7, ".L2::cache_hint");
+    }
+    writer_.instruction(fmt::format("{}{} {}, [{}]{}", guard.empty() ? "" : "@" + guard + " ", op,
+                                    list, address, policy.empty() ? "" : ", " + policy));
+    return words;
 }
 
 } // namespace kiln::lowering::detail

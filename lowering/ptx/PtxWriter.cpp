@@ -136,6 +136,36 @@ std::optional<std::pair<double, ExprPtr>> literalTimes(ExprPtr const& e) {
     return std::nullopt;
 }
 
+// `e` times `s` with `s` taken into its literals, so that the product costs no multiply: a literal
+// scaled, a product with one factor scaled, a sum or difference with both terms scaled, a
+// negation's operand; null where `e` has no such form. For an approximate exp whose argument is
+// factored (forPrecision: x * (c + d x^2)), log2 e goes into c and d.
+ExprPtr scaledByLiteral(ExprPtr const& e, double s) {
+    if (auto const* l = std::get_if<expr::Literal>(e.get()))
+        return isFloat(l->value.type) ? literal(Value::real(l->value.asDouble() * s)) : nullptr;
+    if (auto const* u = std::get_if<expr::Unary>(e.get()); u && u->op == UnaryOp::Negate)
+        if (ExprPtr const arg = scaledByLiteral(u->arg, s))
+            return unary(UnaryOp::Negate, arg);
+    auto const* b = std::get_if<expr::Binary>(e.get());
+    if (!b)
+        return nullptr;
+    if (b->op == BinaryOp::Multiply) {
+        if (ExprPtr const lhs = scaledByLiteral(b->lhs, s))
+            return binary(BinaryOp::Multiply, lhs, b->rhs);
+        if (ExprPtr const rhs = scaledByLiteral(b->rhs, s))
+            return binary(BinaryOp::Multiply, b->lhs, rhs);
+    }
+    if (b->op == BinaryOp::Divide)
+        if (ExprPtr const lhs = scaledByLiteral(b->lhs, s))
+            return binary(BinaryOp::Divide, lhs, b->rhs);
+    if (b->op == BinaryOp::Add || b->op == BinaryOp::Subtract) {
+        ExprPtr const lhs = scaledByLiteral(b->lhs, s), rhs = scaledByLiteral(b->rhs, s);
+        if (lhs && rhs)
+            return binary(b->op, lhs, rhs);
+    }
+    return nullptr;
+}
+
 } // namespace
 
 PtxWriter::PtxWriter(KernelGraph const& graph, IndexFacts const& facts)
@@ -397,8 +427,10 @@ std::string PtxWriter::emitNode(ExprPtr const& e, DataType type, PtxBindings con
             return emit(written, type, bindings);
         PtxType const t = registerType(type);
         // An approximate exp of c * y: 2^((c log2(e)) y), one multiply (foldFactors() leaves
-        // one literal factor in a product).
-        if (u->op == UnaryOp::Exp && precision_ == Precision::Approximate && type == DataType::F32)
+        // one literal factor in a product); of an argument whose literals take log2(e)
+        // (scaledByLiteral()), none.
+        if (u->op == UnaryOp::Exp && precision_ == Precision::Approximate &&
+            type == DataType::F32) {
             if (auto const scaled = literalTimes(u->arg)) {
                 std::string const y = emit(scaled->second, type, bindings);
                 std::string const s = newRegister(t), r = newRegister(t);
@@ -408,6 +440,12 @@ std::string PtxWriter::emitNode(ExprPtr const& e, DataType type, PtxBindings con
                 instruction(fmt::format("ex2.approx.ftz.f32 {}, {}", r, s));
                 return r;
             }
+            if (ExprPtr const inLiterals = scaledByLiteral(u->arg, 1.4426950408889634)) {
+                std::string const s = emit(inLiterals, type, bindings), r = newRegister(t);
+                instruction(fmt::format("ex2.approx.ftz.f32 {}, {}", r, s));
+                return r;
+            }
+        }
         std::string const x = emit(u->arg, type, bindings);
         std::string const r = newRegister(t);
         bool const floating = t == PtxType::F32 || t == PtxType::F64;

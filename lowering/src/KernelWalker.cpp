@@ -44,9 +44,13 @@ void KernelWalker<Register>::list(std::vector<Id> const& sequence) {
         }
         if (auto const run = elementwiseRun(ops, i)) {
             elementwiseChunks(*run);
+            forgetPreloads();
             i += run->ops.size() - 1;
             continue;
         }
+        if (graph_.control.node(ops[i]).kind == OperationKind::ForLoop && !planningOnly())
+            if (auto const run = elementwiseRun(ops, i + 1))
+                preloadRun(ops[i], *run);
         operation(ops[i]);
     }
 }
@@ -436,6 +440,43 @@ std::vector<Id> KernelWalker<Register>::diesInItsChunk(ElementwiseRun const& run
             dead.push_back(value);
     }
     return dead;
+}
+
+// The loads of the element-wise run after `loop` (a GEMM epilogue's bias after its K loop) whose
+// places the loop does not change: offered to the target before the loop (preload()), so that
+// their latency passes under the loop's instead of after it, where the epilogue waits for them.
+template <class Register>
+void KernelWalker<Register>::preloadRun(Id loop, ElementwiseRun const& run) {
+    std::map<Id, ExprPtr> changed; // every index the loop assigns, as 0
+    std::vector<Id> pending{loop};
+    while (!pending.empty()) {
+        Id const op = pending.back();
+        pending.pop_back();
+        if (graph_.control.node(op).kind == OperationKind::Assign)
+            changed.emplace(graph_.mapping.get(op, role::dest), literal(0));
+        for (ControlEdgeKind kind :
+             {ControlEdgeKind::Body, ControlEdgeKind::Else, ControlEdgeKind::Initialize,
+              ControlEdgeKind::ForLoopIncrement})
+            for (Id inner : graph_.sequence(op, kind))
+                pending.push_back(inner);
+    }
+    auto const fixed = [&](ExprPtr const& e) { return equal(substitute(e, changed), e); };
+    for (Id op : run.ops) {
+        auto const kind = graph_.control.node(op).kind;
+        if (kind != OperationKind::LoadTiled && kind != OperationKind::LoadLinear)
+            continue;
+        Id const value = graph_.mapping.get(op, role::dest),
+                 memory = graph_.mapping.get(op, role::source);
+        Held<Register> h;
+        h.elements = elements(value);
+        Placed const places = place(value, h, memory);
+        bool const stays =
+            std::all_of(places.offsets.begin(), places.offsets.end(), fixed) &&
+            std::all_of(places.conditions.begin(), places.conditions.end(),
+                        [&](auto const& c) { return std::all_of(c.begin(), c.end(), fixed); });
+        if (stays)
+            preload(memory, places);
+    }
 }
 
 // Chunks of consecutive registers; where the store is staged (EPILOGUE=1), each block's
@@ -1163,6 +1204,12 @@ template <class Register>
 bool KernelWalker<Register>::pipelinedLoop(Id, Operation const&) {
     return false;
 }
+
+template <class Register>
+void KernelWalker<Register>::preload(Id, Placed const&) {}
+
+template <class Register>
+void KernelWalker<Register>::forgetPreloads() {}
 
 template <class Register>
 void KernelWalker<Register>::settle() {}

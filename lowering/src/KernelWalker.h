@@ -228,6 +228,8 @@ protected:
     /// accumulators (held whole, a bias or C of 128 registers a workitem sat next to 128
     /// accumulators and spilled).
     void elementwiseChunks(ElementwiseRun const& run);
+    /// The run's loads whose places loop `loop` does not change, offered to preload() before it.
+    void preloadRun(Id loop, ElementwiseRun const& run);
     /// The values of `run` that are dead once their chunk is stored.
     std::vector<Id> diesInItsChunk(ElementwiseRun const& run) const;
     /// Whether the value `run` stores is computed there, of the stored tensor's 16-bit type,
@@ -666,6 +668,12 @@ protected:
     virtual void settle();
     /// Whether this run only plans and writes no store (PtxCodegen::findWarpgroupTiles; false).
     virtual bool planningOnly() const;
+    /// Before a loop, a load of tensor `memory` at `places` (every element's place, which the
+    /// loop does not change) that the element-wise run after the loop will make: the target may
+    /// issue it now and have move() take what it loaded (PTX, within a register budget), until
+    /// forgetPreloads() after the run. Nothing by default.
+    virtual void preload(Id memory, Placed const& places);
+    virtual void forgetPreloads();
 
     KernelGraph const& graph_;
     CodegenOptions const& options_;

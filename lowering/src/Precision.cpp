@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <fmt/format.h>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -169,6 +170,84 @@ void collectFactors(ExprPtr const& e, double& coefficient, int& literals,
     factors.push_back(foldChildren(e));
 }
 
+// `e` as a * x^k (k >= 1): an f32 product of literal factors (a; 1 where none) and k copies of
+// one other expression x.
+struct Monomial {
+    double coefficient = 1;
+    ExprPtr base;
+    int degree = 0;
+};
+
+std::optional<Monomial> monomial(ExprPtr const& e) {
+    Monomial m;
+    int literals = 0;
+    std::vector<ExprPtr> factors;
+    collectFactors(e, m.coefficient, literals, factors);
+    if (factors.empty() || !std::isfinite(m.coefficient))
+        return std::nullopt;
+    for (ExprPtr const& f : factors)
+        if (!equal(f, factors.front()))
+            return std::nullopt;
+    m.base = factors.front();
+    m.degree = static_cast<int>(factors.size());
+    return m;
+}
+
+// The terms of an f32 sum (of Adds and Subtracts), each with its sign.
+void collectTerms(ExprPtr const& e, bool negative, std::vector<std::pair<bool, ExprPtr>>& terms) {
+    if (auto const* b = std::get_if<expr::Binary>(e.get());
+        b && isF32(e) && (b->op == BinaryOp::Add || b->op == BinaryOp::Subtract)) {
+        collectTerms(b->lhs, negative, terms);
+        collectTerms(b->rhs, b->op == BinaryOp::Subtract ? !negative : negative, terms);
+        return;
+    }
+    terms.emplace_back(negative, e);
+}
+
+// c * (a1 x^k1 + a2 x^k2 + ...), every ki >= 1 and one of them 2 or more, as
+// x * (c a1 x^(k1 - 1) + c a2 x^(k2 - 1) + ...): the tanh-GELU's c * (x + a x^3) becomes
+// x * (c + c a (x * x)), a multiply, an fma and a multiply instead of three multiplies, an fma and
+// a multiply (and the exp's log2 e goes into its literals, PtxWriter). Anywhere in `e`.
+ExprPtr factorPolynomials(ExprPtr const& e) {
+    ExprPtr const mapped = mapOperands(e, factorPolynomials);
+    auto const* product = std::get_if<expr::Binary>(mapped.get());
+    if (!product || product->op != BinaryOp::Multiply || !isF32(mapped))
+        return mapped;
+    for (auto const& [c, sum] :
+         {std::pair{product->lhs, product->rhs}, {product->rhs, product->lhs}}) {
+        auto const* scale = std::get_if<expr::Literal>(c.get());
+        if (!scale || !isFloat(scale->value.type))
+            continue;
+        std::vector<std::pair<bool, ExprPtr>> terms;
+        collectTerms(sum, false, terms);
+        std::vector<Monomial> monomials;
+        for (auto const& [negative, term] : terms) {
+            auto m = monomial(term);
+            if (!m || (!monomials.empty() && !equal(m->base, monomials.front().base)))
+                return mapped;
+            m->coefficient *= (negative ? -1 : 1) * scale->value.asDouble();
+            monomials.push_back(*m);
+        }
+        if (terms.size() < 2 || std::none_of(monomials.begin(), monomials.end(),
+                                             [](Monomial const& m) { return m.degree >= 2; }))
+            return mapped;
+        ExprPtr const x = monomials.front().base;
+        ExprPtr inner;
+        for (Monomial const& m : monomials) {
+            ExprPtr term = literal(Value::real(m.coefficient));
+            if (m.degree > 1) {
+                ExprPtr power = x;
+                for (int k = 2; k < m.degree; ++k)
+                    power = binary(BinaryOp::Multiply, power, x);
+                term = binary(BinaryOp::Multiply, term, power);
+            }
+            inner = inner ? binary(BinaryOp::Add, inner, term) : term;
+        }
+        return binary(BinaryOp::Multiply, x, inner);
+    }
+    return mapped;
+}
+
 } // namespace
 
 ExprPtr foldFactors(ExprPtr const& e) {
@@ -200,7 +279,7 @@ Precision assignPrecision(KernelGraph const& graph, Id op) {
 ExprPtr forPrecision(ExprPtr const& e, Precision precision) {
     if (precision == Precision::Exact || !e)
         return e;
-    return foldFactors(quotientsForTanh(e));
+    return factorPolynomials(foldFactors(quotientsForTanh(e)));
 }
 
 } // namespace kiln::lowering

@@ -147,6 +147,27 @@ TEST(PrecisionRewrite, OnePlusOrMinusTanhBecomesAQuotientOfTheSameValue) {
         }
 }
 
+TEST(PrecisionRewrite, ALiteralTimesAPolynomialInXIsXTimesOneOfADegreeLess) {
+    struct Names : NameResolver {
+        ExprPtr name(std::string_view n) const override {
+            return n == "u" ? argument("u", DataType::F32)
+                            : (n == "v" ? argument("v", DataType::F32) : nullptr);
+        }
+    } names;
+    auto const approximate = [&](std::string const& text) {
+        return toString(
+            lowering::forPrecision(parseExpression(text, names), Precision::Approximate));
+    };
+    // The tanh-GELU's exponent: c (u + a u^3) -> u (c + c a u^2).
+    EXPECT_EQ(approximate("exp(-2.0 * (u + 0.5 * u * u * u))"), "exp(u * (-2.0 + -1.0 * (u * u)))");
+    EXPECT_EQ(approximate("3.0 * (u * u - 2.0 * u)"), "u * (3.0 * u + -6.0)");
+    // Not a polynomial without a constant term in one x, or of degree 1: as foldFactors left it.
+    for (std::string const text :
+         {"3.0 * (u + 1.0)", "3.0 * (u + v * v)", "3.0 * (u + u)", "2.0 * (u * u)"})
+        EXPECT_EQ(approximate(text), toString(lowering::foldFactors(parseExpression(text, names))))
+            << text;
+}
+
 TEST(PrecisionRewrite, LiteralFactorsOfAnF32ProductFoldIntoOne) {
     struct Names : NameResolver {
         ExprPtr name(std::string_view n) const override {
@@ -263,9 +284,13 @@ float geluArgument(float h) {
     return f32(f32(0.7978845608) * f32(h + f32(f32(f32(0.044715f * h) * h) * h)));
 }
 
-// The GELU's polynomial, h + 0.044715 h^3, as the kernel computes it in f32.
-float geluPolynomial(float h) {
-    return f32(h + f32(f32(f32(0.044715f * h) * h) * h));
+// The argument of the GELU's ex2, c (h + 0.044715 h^3) log2 e, as the kernel computes it in f32
+// since factorPolynomials: h (k1 + k2 (h h)), k1 = c log2 e and k2 = 0.044715 k1 f32 literals, the
+// sum an fma (ptxas contracts it: one rounding), c = -2 * 0.7978845608.
+float geluExponent(float h) {
+    double const k1 = -2.0 * 0.7978845608 * 1.4426950408889634;
+    float const k2 = f32(0.044715 * k1);
+    return f32(h * f32(double(k2) * double(f32(h * h)) + double(f32(k1))));
 }
 
 // Inputs as `kiln run` draws them for a GEMM (sums of K products of values in [-1, 1]) are
@@ -279,10 +304,10 @@ std::vector<float> symmetricInputs(float largest) {
 }
 
 TEST(PrecisionBound, RewrittenGeluStaysWithinTheF16ToleranceAtTheWorstErrors) {
-    // As the kernels compute it since foldFactors: h / (1 + 2^(c p)), p the polynomial and
-    // c = -2 * 0.7978845608 * log2 e one f32 literal, with ex2.approx (2 ulp), rcp.approx (1
-    // ulp), each at either end of its bound; AMDGCN's v_exp_f32 and v_rcp_f32 are within the
-    // same (AMDGCN multiplies by -2 * 0.7978845608 and log2 e apart: one rounding more).
+    // As the kernels compute it since foldFactors and factorPolynomials: h / (1 + 2^s),
+    // s = geluExponent(h), with ex2.approx (2 ulp), rcp.approx (1 ulp), each at either end of
+    // its bound; AMDGCN's v_exp_f32 and v_rcp_f32 are within the same (AMDGCN multiplies by
+    // log2 e apart: one rounding more).
     for (float largest : {2.0f, 6.0f, 30.0f, 120.0f}) {
         std::vector<float> const inputs = symmetricInputs(largest);
         std::vector<double> expected;
@@ -293,9 +318,7 @@ TEST(PrecisionBound, RewrittenGeluStaysWithinTheF16ToleranceAtTheWorstErrors) {
             for (double rcpUlps : {-1.0, 1.0}) {
                 std::vector<double> actual;
                 for (float h : inputs) {
-                    float const s =
-                        f32(geluPolynomial(h) * f32(-2.0 * 0.7978845608 * 1.4426950408889634));
-                    float const e = off(std::exp2(double(s)), ex2Ulps);
+                    float const e = off(std::exp2(double(geluExponent(h))), ex2Ulps);
                     float const q = off(1.0 / double(f32(1.0f + e)), rcpUlps);
                     actual.push_back(roundTo(DataType::F16, f32(h * q)));
                 }

@@ -3,8 +3,9 @@
 // kernel issues per block of the tile, with and without a producer warpgroup and persistent
 // tiles; D's tensor map in the manifest beside the loads'; the staging buffers counted in the
 // shared memory; the fused epilogues (bias + GELU, alpha * AB + beta * C) staged after they are
-// computed; the schedules and outputs it refuses, by name; every variant assembled by ptxas
-// without spills; a small persistent kernel against golden PTX. The GPU runs them in
+// computed, a kernel for known sizes loading its bias before the K loop; the schedules and
+// outputs it refuses, by name; every variant assembled by ptxas without spills; a small
+// persistent kernel against golden PTX. The GPU runs them in
 // tests/lowering/gpu/StagedEpilogueGpuTest.cpp.
 //     KILN_UPDATE_GOLDEN=1 ctest --test-dir build -R StagedEpilogue    (then review the diff)
 #include "../GoldenFile.h"
@@ -113,6 +114,30 @@ TEST(StagedEpilogue, AFusedEpilogueIsComputedAndThenStaged) {
     EXPECT_EQ(occurrences(beta.code, kStore), 2u);
     EXPECT_EQ(occurrences(beta.code, "st.global"), 0u);
     EXPECT_GT(occurrences(beta.code, "ld.global"), 0u);
+}
+
+TEST(StagedEpilogue, AKernelForKnownSizesLoadsItsBiasBeforeTheKLoop) {
+    // At 4096^3 every bias load is inside the tensor and aligned: the consumers issue all of them
+    // (32 words a workitem, one per column pair of its fragments) before their K loop's first
+    // wgmma, and the epilogue converts what they loaded (PtxPreload.cpp).
+    Schedule const schedule = winner();
+    lowering::CodegenOptions options{.target = "sm_90a", .schedule = schedule};
+    options.sizes = {{"M", 4096}, {"N", 4096}, {"K", 4096}};
+    auto const known = lowering::emitKernel(
+        lowered("gemm-bias-gelu-f16.json", "gemm.pipeline.json", schedule, "sm_90a"), options);
+    std::size_t const first = known.code.find("wgmma.mma_async");
+    ASSERT_NE(first, std::string::npos);
+    std::string const before = known.code.substr(0, first), after = known.code.substr(first);
+    EXPECT_EQ(occurrences(before, "// Bias loaded before the loop"), 1u);
+    EXPECT_EQ(occurrences(before, "ld.global.b32"), 32u);
+    EXPECT_EQ(occurrences(after, "ld.global"), 0u);
+    auto const assembled = runtime::assemblePtx(known.code, "sm_90a");
+    ASSERT_TRUE(assembled.ok()) << assembled.error().message();
+    EXPECT_EQ(assembled.value().spillStores, 0);
+    // For every size the bias may end inside a pair or a tile: loaded where it is used, masked.
+    auto const any = emit("gemm-bias-gelu-f16.json", schedule);
+    EXPECT_EQ(occurrences(any.code, "loaded before the loop"), 0u);
+    EXPECT_GT(occurrences(any.code.substr(any.code.find("wgmma.mma_async")), "ld.global"), 0u);
 }
 
 TEST(StagedEpilogue, WithoutAProducerTheWholeWorkgroupMeets) {

@@ -441,62 +441,58 @@ kiln_tanh_f16_and_f32:
   global_store_dword v[14:15], v43, off offset:12
 .Lkiln_tanh_f16_and_f32_vector_only_2:
   s_mov_b64 exec, s[30:31]
-  v_mul_f32 v1, 0x3d372713, v26
-  v_mul_f32 v4, v1, v26
-  v_mul_f32 v5, v4, v26
-  v_add_f32 v6, v26, v5
-  v_mul_f32 v7, 0xbfcc422a, v6
-  v_mul_f32 v8, 0x3fb8aa3b, v7
-  v_exp_f32 v9, v8
+  v_mul_f32 v1, v26, v26
+  v_mul_f32 v4, 0xbd922279, v1
+  v_add_f32 v5, 0xbfcc422a, v4
+  v_mul_f32 v6, v26, v5
+  v_mul_f32 v7, 0x3fb8aa3b, v6
+  v_exp_f32 v8, v7
   s_nop 0
-  v_add_f32 v10, 1.0, v9
-  v_rcp_f32 v11, v10
+  v_add_f32 v9, 1.0, v8
+  v_rcp_f32 v10, v9
   s_nop 0
-  v_mul_f32 v12, v26, v11
-  v_cvt_f16_f32 v13, v12
-  v_cvt_f32_f16 v14, v13
-  v_mul_f32 v1, 0x3d372713, v27
-  v_mul_f32 v4, v1, v27
-  v_mul_f32 v5, v4, v27
-  v_add_f32 v6, v27, v5
-  v_mul_f32 v7, 0xbfcc422a, v6
-  v_mul_f32 v8, 0x3fb8aa3b, v7
-  v_exp_f32 v9, v8
+  v_mul_f32 v11, v26, v10
+  v_cvt_f16_f32 v12, v11
+  v_cvt_f32_f16 v13, v12
+  v_mul_f32 v1, v27, v27
+  v_mul_f32 v4, 0xbd922279, v1
+  v_add_f32 v5, 0xbfcc422a, v4
+  v_mul_f32 v6, v27, v5
+  v_mul_f32 v7, 0x3fb8aa3b, v6
+  v_exp_f32 v8, v7
   s_nop 0
-  v_add_f32 v10, 1.0, v9
-  v_rcp_f32 v11, v10
+  v_add_f32 v9, 1.0, v8
+  v_rcp_f32 v10, v9
   s_nop 0
-  v_mul_f32 v12, v27, v11
-  v_cvt_f16_f32 v13, v12
-  v_cvt_f32_f16 v15, v13
-  v_mul_f32 v1, 0x3d372713, v28
-  v_mul_f32 v4, v1, v28
-  v_mul_f32 v5, v4, v28
-  v_add_f32 v6, v28, v5
-  v_mul_f32 v7, 0xbfcc422a, v6
-  v_mul_f32 v8, 0x3fb8aa3b, v7
-  v_exp_f32 v9, v8
+  v_mul_f32 v11, v27, v10
+  v_cvt_f16_f32 v12, v11
+  v_cvt_f32_f16 v14, v12
+  v_mul_f32 v1, v28, v28
+  v_mul_f32 v4, 0xbd922279, v1
+  v_add_f32 v5, 0xbfcc422a, v4
+  v_mul_f32 v6, v28, v5
+  v_mul_f32 v7, 0x3fb8aa3b, v6
+  v_exp_f32 v8, v7
   s_nop 0
-  v_add_f32 v10, 1.0, v9
-  v_rcp_f32 v11, v10
+  v_add_f32 v9, 1.0, v8
+  v_rcp_f32 v10, v9
   s_nop 0
-  v_mul_f32 v12, v28, v11
-  v_cvt_f16_f32 v13, v12
-  v_cvt_f32_f16 v16, v13
-  v_mul_f32 v1, 0x3d372713, v29
-  v_mul_f32 v4, v1, v29
-  v_mul_f32 v5, v4, v29
-  v_add_f32 v6, v29, v5
-  v_mul_f32 v7, 0xbfcc422a, v6
-  v_mul_f32 v8, 0x3fb8aa3b, v7
-  v_exp_f32 v9, v8
+  v_mul_f32 v11, v28, v10
+  v_cvt_f16_f32 v12, v11
+  v_cvt_f32_f16 v15, v12
+  v_mul_f32 v1, v29, v29
+  v_mul_f32 v4, 0xbd922279, v1
+  v_add_f32 v5, 0xbfcc422a, v4
+  v_mul_f32 v6, v29, v5
+  v_mul_f32 v7, 0x3fb8aa3b, v6
+  v_exp_f32 v8, v7
   s_nop 0
-  v_add_f32 v10, 1.0, v9
-  v_rcp_f32 v11, v10
+  v_add_f32 v9, 1.0, v8
+  v_rcp_f32 v10, v9
   s_nop 0
-  v_mul_f32 v12, v29, v11
-  v_cvt_f16_f32 v13, v12
-  v_cvt_f32_f16 v21, v13
+  v_mul_f32 v11, v29, v10
+  v_cvt_f16_f32 v12, v11
+  v_cvt_f32_f16 v16, v12
   s_mov_b64 s[16:17], 0x100
   s_mul_hi_u32 s3, s14, s16
   s_mul_i32 s20, s14, s17
@@ -515,8 +511,8 @@ kiln_tanh_f16_and_f32:
   v_add_u32 v12, v7, v10
   v_add_u32 v9, v12, v11
   v_mul_lo_u32 v8, v4, 8
-  v_mov_b32 v13, s10
-  v_add_co_u32 v22, s[26:27], v13, v8
+  v_mov_b32 v21, s10
+  v_add_co_u32 v22, s[26:27], v21, v8
   v_mov_b32 v24, s11
   s_nop 0
   v_addc_co_u32 v23, s[26:27], v24, v9, s[26:27]
@@ -531,39 +527,39 @@ kiln_tanh_f16_and_f32:
   s_nop 1
   v_addc_co_u32 v11, s[20:21], v7, 0, s[20:21]
   v_cmp_lt_i64_e64 s[22:23], v[10:11], s[12:13]
-  v_add_co_u32 v12, s[20:21], v6, 2
-  s_nop 1
-  v_addc_co_u32 v13, s[20:21], v7, 0, s[20:21]
-  v_cmp_lt_i64_e64 s[24:25], v[12:13], s[12:13]
-  v_add_co_u32 v24, s[20:21], v6, 3
+  v_add_co_u32 v24, s[20:21], v6, 2
   s_nop 1
   v_addc_co_u32 v25, s[20:21], v7, 0, s[20:21]
-  v_cmp_lt_i64_e64 s[26:27], v[24:25], s[12:13]
+  v_cmp_lt_i64_e64 s[24:25], v[24:25], s[12:13]
+  v_add_co_u32 v30, s[20:21], v6, 3
+  s_nop 1
+  v_addc_co_u32 v31, s[20:21], v7, 0, s[20:21]
+  v_cmp_lt_i64_e64 s[26:27], v[30:31], s[12:13]
   s_and_b64 s[20:21], s[16:17], s[22:23]
   s_and_b64 s[28:29], s[20:21], s[24:25]
   s_and_b64 s[20:21], s[28:29], s[26:27]
-  v_cvt_f16_f32 v1, v14
-  v_cvt_f16_f32 v32, v15
-  v_pack_b32_f16 v30, v1, v32
-  v_cvt_f16_f32 v33, v16
-  v_cvt_f16_f32 v34, v21
-  v_pack_b32_f16 v31, v33, v34
+  v_cvt_f16_f32 v1, v13
+  v_cvt_f16_f32 v12, v14
+  v_pack_b32_f16 v32, v1, v12
+  v_cvt_f16_f32 v21, v15
+  v_cvt_f16_f32 v34, v16
+  v_pack_b32_f16 v33, v21, v34
   s_and_saveexec_b64 s[30:31], s[20:21]
-  global_store_dwordx2 v[22:23], v[30:31], off
+  global_store_dwordx2 v[22:23], v[32:33], off
   s_andn2_b64 s[32:33], s[30:31], s[20:21]
   s_mov_b64 exec, s[32:33]
   s_cbranch_execz .Lkiln_tanh_f16_and_f32_vector_only_3
   s_and_b64 exec, s[32:33], s[16:17]
-  v_cvt_f16_f32 v35, v14
+  v_cvt_f16_f32 v35, v13
   global_store_short v[22:23], v35, off
   s_and_b64 exec, s[32:33], s[22:23]
-  v_cvt_f16_f32 v36, v15
+  v_cvt_f16_f32 v36, v14
   global_store_short v[22:23], v36, off offset:2
   s_and_b64 exec, s[32:33], s[24:25]
-  v_cvt_f16_f32 v37, v16
+  v_cvt_f16_f32 v37, v15
   global_store_short v[22:23], v37, off offset:4
   s_and_b64 exec, s[32:33], s[26:27]
-  v_cvt_f16_f32 v38, v21
+  v_cvt_f16_f32 v38, v16
   global_store_short v[22:23], v38, off offset:6
 .Lkiln_tanh_f16_and_f32_vector_only_3:
   s_mov_b64 exec, s[30:31]

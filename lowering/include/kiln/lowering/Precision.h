@@ -27,7 +27,9 @@ Precision assignPrecision(KernelGraph const& graph, Id op);
 /// tanh's error, 2^-11 of |tanh(u)|, would become all of it (a tanh-GELU, 0.5 h (1 + tanh(u)),
 /// off by up to 2.4e-4 |h| where it is nearly 0), while the quotient keeps the approximate
 /// exp's and reciprocal's relative error, about 2^-21; then folds the literal factors
-/// (foldFactors()). Exact returns `e` unchanged.
+/// (foldFactors()), and writes a literal times a polynomial without constant term in x as x
+/// times a polynomial one degree lower (c (x + a x^3) -> x (c + c a x^2): one multiply an element
+/// fewer, and one rounding of x fewer). Exact returns `e` unchanged.
 ExprPtr forPrecision(ExprPtr const& e, Precision precision);
 
 /// `e` with the literal factors of each f32 product multiplied into one, in double, where there

@@ -26,9 +26,8 @@ void PtxCodegen::preload(Id memory, Placed const& places) {
     DataType const stored = tensorType(memory);
     int const bytes = sizeInBytes(stored);
     auto const& offsets = places.offsets;
-    if (stored == DataType::Bool ||
-        std::any_of(places.conditions.begin(), places.conditions.end(),
-                    [](auto const& c) { return !c.empty(); }))
+    if (stored == DataType::Bool || std::any_of(places.conditions.begin(), places.conditions.end(),
+                                                [](auto const& c) { return !c.empty(); }))
         return;
     std::vector<std::pair<std::size_t, std::size_t>> accesses; // start, width
     std::set<std::string> keys;

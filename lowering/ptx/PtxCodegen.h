@@ -133,6 +133,9 @@ private:
     void vector(Held& held, std::size_t start, std::size_t width, DataType stored,
                 std::string const& address, bool isLoad, std::string_view space = ".global",
                 std::string const& guard = "", std::vector<std::string> const* loaded = nullptr);
+    // Fresh registers for `width` elements of `stored` in one vector access (32-bit words of two
+    // 16-bit values, or whole elements), and their operand list ("{%b1, %b2}", or one register).
+    std::pair<std::vector<std::string>, std::string> newWords(std::size_t width, DataType stored);
     // One vector load of `width` elements of `stored` at `address`: its 32-bit words (two
     // 16-bit values each) or whole elements of 4 or 8 bytes.
     std::vector<std::string> loadWords(std::size_t width, DataType stored,

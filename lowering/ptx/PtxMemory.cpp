@@ -326,16 +326,7 @@ void PtxCodegen::vector(Held& held, std::size_t start, std::size_t width, DataTy
         }
         return;
     }
-    std::size_t const lanes = half ? width / 2 : width;
-    PtxType const laneType = half ? PtxType::B32 : registerType(stored);
-    std::vector<std::string> words;
-    for (std::size_t k = 0; k < lanes; ++k)
-        words.push_back(writer_.newRegister(laneType));
-    std::string list;
-    for (auto const& w : words)
-        list += (list.empty() ? "" : ", ") + w;
-    if (lanes > 1)
-        list = "{" + list + "}";
+    auto const [words, list] = newWords(width, stored);
     for (std::size_t k = 0; k < width; ++k) {
         std::string const bits = storable(held.registers[start + k], held.type, stored);
         if (half) {
@@ -344,34 +335,38 @@ void PtxCodegen::vector(Held& held, std::size_t start, std::size_t width, DataTy
                 writer_.instruction(
                     fmt::format("mov.b32 {}, {{{}, {}}}", words[k / 2], halves_[0], halves_[1]));
         } else {
-            writer_.instruction(fmt::format("mov{} {}, {}", ptxName(laneType), words[k], bits));
+            writer_.instruction(
+                fmt::format("mov{} {}, {}", ptxName(registerType(stored)), words[k], bits));
         }
     }
-    std::string const op =
-        fmt::format("st{}{}{}", space, lanes > 1 ? fmt::format(".v{}", lanes) : std::string(),
-                    half ? ".b32" : memoryType(stored));
+    std::string const op = fmt::format(
+        "st{}{}{}", space, words.size() > 1 ? fmt::format(".v{}", words.size()) : std::string(),
+        half ? ".b32" : memoryType(stored));
     writer_.instruction(
         fmt::format("{}{} [{}], {}", guard.empty() ? "" : "@" + guard + " ", op, address, list));
+}
+
+std::pair<std::vector<std::string>, std::string> PtxCodegen::newWords(std::size_t width,
+                                                                      DataType stored) {
+    bool const half = isHalf(stored);
+    std::vector<std::string> words;
+    for (std::size_t k = 0; k < (half ? width / 2 : width); ++k)
+        words.push_back(writer_.newRegister(half ? PtxType::B32 : registerType(stored)));
+    std::string list;
+    for (auto const& w : words)
+        list += (list.empty() ? "" : ", ") + w;
+    return {words, words.size() > 1 ? "{" + list + "}" : list};
 }
 
 std::vector<std::string> PtxCodegen::loadWords(std::size_t width, DataType stored,
                                                std::string const& address, std::string_view space,
                                                std::string const& guard) {
     bool const half = isHalf(stored);
-    std::size_t const lanes = half ? width / 2 : width;
-    PtxType const laneType = half ? PtxType::B32 : registerType(stored);
-    std::vector<std::string> words;
-    for (std::size_t k = 0; k < lanes; ++k)
-        words.push_back(writer_.newRegister(laneType));
-    std::string list;
-    for (auto const& w : words)
-        list += (list.empty() ? "" : ", ") + w;
-    if (lanes > 1)
-        list = "{" + list + "}";
+    auto const [words, list] = newWords(width, stored);
     // One 32-bit word (two 16-bit values) is a plain access; more are a vector.
-    std::string op =
-        fmt::format("ld{}{}{}", space, lanes > 1 ? fmt::format(".v{}", lanes) : std::string(),
-                    half ? ".b32" : memoryType(stored));
+    std::string op = fmt::format(
+        "ld{}{}{}", space, words.size() > 1 ? fmt::format(".v{}", words.size()) : std::string(),
+        half ? ".b32" : memoryType(stored));
     // Rows a later pass reads again stay in L2 (evict_last): 96.7 -> 94.1 us for the layer
     // norm of 8192 x 8192 f16 on the H100 (bench/results/2026-11-26-h100-sixth.md).
     std::string policy;

@@ -21,6 +21,7 @@
 #include "Contraction.h"
 #include "FragmentLayout.h"
 #include "StagingLayout.h"
+#include "kiln/graph/Error.h"
 #include "kiln/graph/Translate.h"
 #include "kiln/lowering/Codegen.h"
 #include "kiln/lowering/HeldElements.h"
@@ -32,6 +33,7 @@
 #include "kiln/lowering/Precision.h"
 
 #include <cstdint>
+#include <fmt/format.h>
 #include <functional>
 #include <map>
 #include <optional>
@@ -42,6 +44,19 @@
 #include <vector>
 
 namespace kiln::lowering::detail {
+
+/// Runs `write`, the code of operation `op`, naming the operation in a UserError it throws
+/// ("operation #12 (Multiply): ...").
+template <class Write>
+void naming(Id op, OperationKind kind, Write&& write) {
+    try {
+        write();
+    } catch (UserError const& e) {
+        if (std::string_view(e.what()).find("operation #") != std::string_view::npos)
+            throw;
+        throw UserError(fmt::format("operation #{} ({}): {}", op, name(kind), e.message()));
+    }
+}
 
 /// A value held in a workitem's registers: one register per element, in register order
 /// (heldElements: every index solved, and the conditions under which the element exists).

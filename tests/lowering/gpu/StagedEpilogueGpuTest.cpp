@@ -5,7 +5,8 @@
 // engine clips the edge tiles' stores), tiny, tall and skinny, long K; with and without a producer
 // warpgroup and persistent tiles (the next tile's loads in flight while this one's blocks are
 // stored); clusters of two; one block a tile (one staging buffer); fused epilogues (bias + GELU,
-// residual + ReLU, alpha * AB + beta * C with bf16 operands stored transposed). D's rows must be
+// residual + ReLU, alpha * AB + beta * C with bf16 operands stored transposed; bias + GELU in a
+// kernel for its sizes, its bias loaded before the K loop). D's rows must be
 // 16 bytes apart, as the loads' are: the launch is refused, naming D's map. Skipped on other
 // GPUs.
 #include "LoweringTestSupport.h"
@@ -37,6 +38,7 @@ struct StagedCase {
     std::string name, command;
     Schedule params;
     std::map<std::string, double> problem;
+    bool forItsSizes = false; ///< a kernel for the problem's sizes (kiln run --specialize)
 };
 
 class StagedGpuTest : public runtime::test::GpuTest {
@@ -50,7 +52,14 @@ protected:
 
     runtime::Expected<scheduler::DeviceRunResult> run(StagedCase const& c) {
         KernelGraph const graph = lowered(c.command, "gemm.pipeline.json", c.params, "sm_90a");
-        auto const kernel = lowering::emitKernel(graph, {.target = "sm_90a", .schedule = c.params});
+        lowering::CodegenOptions options{.target = "sm_90a", .schedule = c.params};
+        if (c.forItsSizes)
+            for (auto const& [name, value] : c.problem)
+                options.sizes[name] = static_cast<std::int64_t>(value);
+        auto const kernel = lowering::emitKernel(graph, options);
+        // A bias every element of which is inside the tensor is loaded before the K loop.
+        if (c.forItsSizes && c.command == "gemm-bias-gelu-f16.json")
+            EXPECT_NE(kernel.code.find("// Bias loaded before the loop"), std::string::npos);
         EXPECT_NE(kernel.code.find("cp.async.bulk.tensor.2d.global.shared::cta"),
                   std::string::npos);
         Command const command = loadCommand(sourcePath("examples/" + c.command));
@@ -137,6 +146,18 @@ INSTANTIATE_TEST_SUITE_P(
                    "gemm-bias-gelu-f16.json",
                    winner(),
                    {{"M", 300}, {"N", 520}, {"K", 200}}},
+        // For its sizes: the bias loaded before the K loop (PtxPreload.cpp), on one tile a
+        // workgroup and on several.
+        StagedCase{"bias_gelu_winner_for_its_sizes",
+                   "gemm-bias-gelu-f16.json",
+                   winner(),
+                   {{"M", 512}, {"N", 512}, {"K", 512}},
+                   true},
+        StagedCase{"bias_gelu_winner_for_its_sizes_many_tiles",
+                   "gemm-bias-gelu-f16.json",
+                   winner(),
+                   {{"M", 2048}, {"N", 4096}, {"K", 256}},
+                   true},
         StagedCase{"residual_relu_winner_ragged",
                    "gemm-residual-relu-epilogue-f16.json",
                    winner(),

@@ -58,8 +58,9 @@ protected:
                 options.sizes[name] = static_cast<std::int64_t>(value);
         auto const kernel = lowering::emitKernel(graph, options);
         // A bias every element of which is inside the tensor is loaded before the K loop.
-        if (c.forItsSizes && c.command == "gemm-bias-gelu-f16.json")
+        if (c.forItsSizes && c.command == "gemm-bias-gelu-f16.json") {
             EXPECT_NE(kernel.code.find("// Bias loaded before the loop"), std::string::npos);
+        }
         EXPECT_NE(kernel.code.find("cp.async.bulk.tensor.2d.global.shared::cta"),
                   std::string::npos);
         Command const command = loadCommand(sourcePath("examples/" + c.command));

@@ -442,6 +442,32 @@ Value apply(BinaryOp op, Value a, Value b) {
     return Value::integer(wrap(resultType, r), resultType);
 }
 
+ExprPtr scaledByLiteral(ExprPtr const& e, double s) {
+    if (auto const* l = std::get_if<expr::Literal>(e.get()))
+        return isFloat(l->value.type) ? literal(Value::real(l->value.asDouble() * s)) : nullptr;
+    if (auto const* u = std::get_if<expr::Unary>(e.get()); u && u->op == UnaryOp::Negate)
+        if (ExprPtr const arg = scaledByLiteral(u->arg, s))
+            return unary(UnaryOp::Negate, arg);
+    auto const* b = std::get_if<expr::Binary>(e.get());
+    if (!b)
+        return nullptr;
+    if (b->op == BinaryOp::Multiply) {
+        if (ExprPtr const lhs = scaledByLiteral(b->lhs, s))
+            return binary(BinaryOp::Multiply, lhs, b->rhs);
+        if (ExprPtr const rhs = scaledByLiteral(b->rhs, s))
+            return binary(BinaryOp::Multiply, b->lhs, rhs);
+    }
+    if (b->op == BinaryOp::Divide)
+        if (ExprPtr const lhs = scaledByLiteral(b->lhs, s))
+            return binary(BinaryOp::Divide, lhs, b->rhs);
+    if (b->op == BinaryOp::Add || b->op == BinaryOp::Subtract) {
+        ExprPtr const lhs = scaledByLiteral(b->lhs, s), rhs = scaledByLiteral(b->rhs, s);
+        if (lhs && rhs)
+            return binary(b->op, lhs, rhs);
+    }
+    return nullptr;
+}
+
 ExprPtr substitute(ExprPtr const& e, std::map<Id, ExprPtr> const& values) {
     return std::visit(
         [&](auto const& node) -> ExprPtr {

@@ -136,36 +136,6 @@ std::optional<std::pair<double, ExprPtr>> literalTimes(ExprPtr const& e) {
     return std::nullopt;
 }
 
-// `e` times `s` with `s` taken into its literals, so that the product costs no multiply: a literal
-// scaled, a product with one factor scaled, a sum or difference with both terms scaled, a
-// negation's operand; null where `e` has no such form. For an approximate exp whose argument is
-// factored (forPrecision: x * (c + d x^2)), log2 e goes into c and d.
-ExprPtr scaledByLiteral(ExprPtr const& e, double s) {
-    if (auto const* l = std::get_if<expr::Literal>(e.get()))
-        return isFloat(l->value.type) ? literal(Value::real(l->value.asDouble() * s)) : nullptr;
-    if (auto const* u = std::get_if<expr::Unary>(e.get()); u && u->op == UnaryOp::Negate)
-        if (ExprPtr const arg = scaledByLiteral(u->arg, s))
-            return unary(UnaryOp::Negate, arg);
-    auto const* b = std::get_if<expr::Binary>(e.get());
-    if (!b)
-        return nullptr;
-    if (b->op == BinaryOp::Multiply) {
-        if (ExprPtr const lhs = scaledByLiteral(b->lhs, s))
-            return binary(BinaryOp::Multiply, lhs, b->rhs);
-        if (ExprPtr const rhs = scaledByLiteral(b->rhs, s))
-            return binary(BinaryOp::Multiply, b->lhs, rhs);
-    }
-    if (b->op == BinaryOp::Divide)
-        if (ExprPtr const lhs = scaledByLiteral(b->lhs, s))
-            return binary(BinaryOp::Divide, lhs, b->rhs);
-    if (b->op == BinaryOp::Add || b->op == BinaryOp::Subtract) {
-        ExprPtr const lhs = scaledByLiteral(b->lhs, s), rhs = scaledByLiteral(b->rhs, s);
-        if (lhs && rhs)
-            return binary(b->op, lhs, rhs);
-    }
-    return nullptr;
-}
-
 } // namespace
 
 PtxWriter::PtxWriter(KernelGraph const& graph, IndexFacts const& facts)

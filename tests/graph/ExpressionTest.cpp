@@ -325,5 +325,21 @@ TEST(Expression, StructuralEquality) {
     EXPECT_EQ(literalInt(index(1)), std::nullopt);
 }
 
+TEST(Expression, AFactorGoesIntoTheLiteralsWhereTheyCanTakeIt) {
+    ExprPtr const x = argument("x", DT::F32);
+    auto const scaled = [](ExprPtr const& e) { return scaledByLiteral(e, 2.0); };
+    EXPECT_TRUE(equal(scaled(real(3.0)), real(6.0)));
+    // c * y: the literal; x (c + d x x): both literals of the sum; a quotient's numerator.
+    EXPECT_TRUE(equal(scaled(real(3.0) * x), real(6.0) * x));
+    EXPECT_TRUE(equal(scaled(x * (real(1.5) + real(0.25) * (x * x))),
+                      x * (real(3.0) + real(0.5) * (x * x))));
+    EXPECT_TRUE(equal(scaled(real(1.0) / x), real(2.0) / x));
+    EXPECT_TRUE(equal(scaled(unary(UnaryOp::Negate, real(3.0) * x)),
+                      unary(UnaryOp::Negate, real(6.0) * x)));
+    // No literal to take it (x, x * x), a sum with a term that has none, an integer literal.
+    for (ExprPtr const& e : {x, x * x, x + real(1.0) * x - x, lit(3) * x, x / real(2.0)})
+        EXPECT_EQ(scaled(e), nullptr);
+}
+
 } // namespace
 } // namespace kiln

@@ -306,8 +306,8 @@ std::vector<float> symmetricInputs(float largest) {
 TEST(PrecisionBound, RewrittenGeluStaysWithinTheF16ToleranceAtTheWorstErrors) {
     // As the kernels compute it since foldFactors and factorPolynomials: h / (1 + 2^s),
     // s = geluExponent(h), with ex2.approx (2 ulp), rcp.approx (1 ulp), each at either end of
-    // its bound; AMDGCN's v_exp_f32 and v_rcp_f32 are within the same (AMDGCN multiplies by
-    // log2 e apart: one rounding more).
+    // its bound; AMDGCN's v_exp_f32 and v_rcp_f32 are within the same, of the same exponent
+    // (log2 e in its literals on both targets: scaledByLiteral).
     for (float largest : {2.0f, 6.0f, 30.0f, 120.0f}) {
         std::vector<float> const inputs = symmetricInputs(largest);
         std::vector<double> expected;

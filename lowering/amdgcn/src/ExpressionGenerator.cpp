@@ -148,6 +148,13 @@ Value ExpressionGenerator::generateNode(ExprPtr const& e) {
                 if (ExprPtr const written = expansion(node.op, node.arg))
                     return generate(written);
                 DataType const type = resultType(*e);
+                // An approximate exp whose argument takes log2 e into its literals: v_exp_f32 of
+                // it, without the multiply by log2 e (unary()).
+                if (node.op == UnaryOp::Exp && type == DataType::F32 &&
+                    precision_ == Precision::Approximate)
+                    if (ExprPtr const scaled = scaledByLiteral(node.arg, 1.4426950408889634))
+                        return vop("v_exp_f32", DataType::F32,
+                                   {b_.toVector(generate(scaled), DataType::F32)}, true);
                 DataType const from = resultType(*node.arg);
                 Value const a = generate(node.arg);
                 DataType const operand = node.op == UnaryOp::LogicalNot ? DataType::Bool : type;

@@ -442,57 +442,53 @@ kiln_tanh_f16_and_f32:
 .Lkiln_tanh_f16_and_f32_vector_only_2:
   s_mov_b64 exec, s[30:31]
   v_mul_f32 v1, v26, v26
-  v_mul_f32 v4, 0xbd922279, v1
-  v_add_f32 v5, 0xbfcc422a, v4
+  v_mul_f32 v4, 0xbdd2d3e8, v1
+  v_add_f32 v5, 0xc0135761, v4
   v_mul_f32 v6, v26, v5
-  v_mul_f32 v7, 0x3fb8aa3b, v6
-  v_exp_f32 v8, v7
+  v_exp_f32 v7, v6
   s_nop 0
-  v_add_f32 v9, 1.0, v8
-  v_rcp_f32 v10, v9
+  v_add_f32 v8, 1.0, v7
+  v_rcp_f32 v9, v8
   s_nop 0
-  v_mul_f32 v11, v26, v10
-  v_cvt_f16_f32 v12, v11
-  v_cvt_f32_f16 v13, v12
+  v_mul_f32 v10, v26, v9
+  v_cvt_f16_f32 v11, v10
+  v_cvt_f32_f16 v12, v11
   v_mul_f32 v1, v27, v27
-  v_mul_f32 v4, 0xbd922279, v1
-  v_add_f32 v5, 0xbfcc422a, v4
+  v_mul_f32 v4, 0xbdd2d3e8, v1
+  v_add_f32 v5, 0xc0135761, v4
   v_mul_f32 v6, v27, v5
-  v_mul_f32 v7, 0x3fb8aa3b, v6
-  v_exp_f32 v8, v7
+  v_exp_f32 v7, v6
   s_nop 0
-  v_add_f32 v9, 1.0, v8
-  v_rcp_f32 v10, v9
+  v_add_f32 v8, 1.0, v7
+  v_rcp_f32 v9, v8
   s_nop 0
-  v_mul_f32 v11, v27, v10
-  v_cvt_f16_f32 v12, v11
-  v_cvt_f32_f16 v14, v12
+  v_mul_f32 v10, v27, v9
+  v_cvt_f16_f32 v11, v10
+  v_cvt_f32_f16 v13, v11
   v_mul_f32 v1, v28, v28
-  v_mul_f32 v4, 0xbd922279, v1
-  v_add_f32 v5, 0xbfcc422a, v4
+  v_mul_f32 v4, 0xbdd2d3e8, v1
+  v_add_f32 v5, 0xc0135761, v4
   v_mul_f32 v6, v28, v5
-  v_mul_f32 v7, 0x3fb8aa3b, v6
-  v_exp_f32 v8, v7
+  v_exp_f32 v7, v6
   s_nop 0
-  v_add_f32 v9, 1.0, v8
-  v_rcp_f32 v10, v9
+  v_add_f32 v8, 1.0, v7
+  v_rcp_f32 v9, v8
   s_nop 0
-  v_mul_f32 v11, v28, v10
-  v_cvt_f16_f32 v12, v11
-  v_cvt_f32_f16 v15, v12
+  v_mul_f32 v10, v28, v9
+  v_cvt_f16_f32 v11, v10
+  v_cvt_f32_f16 v14, v11
   v_mul_f32 v1, v29, v29
-  v_mul_f32 v4, 0xbd922279, v1
-  v_add_f32 v5, 0xbfcc422a, v4
+  v_mul_f32 v4, 0xbdd2d3e8, v1
+  v_add_f32 v5, 0xc0135761, v4
   v_mul_f32 v6, v29, v5
-  v_mul_f32 v7, 0x3fb8aa3b, v6
-  v_exp_f32 v8, v7
+  v_exp_f32 v7, v6
   s_nop 0
-  v_add_f32 v9, 1.0, v8
-  v_rcp_f32 v10, v9
+  v_add_f32 v8, 1.0, v7
+  v_rcp_f32 v9, v8
   s_nop 0
-  v_mul_f32 v11, v29, v10
-  v_cvt_f16_f32 v12, v11
-  v_cvt_f32_f16 v16, v12
+  v_mul_f32 v10, v29, v9
+  v_cvt_f16_f32 v11, v10
+  v_cvt_f32_f16 v15, v11
   s_mov_b64 s[16:17], 0x100
   s_mul_hi_u32 s3, s14, s16
   s_mul_i32 s20, s14, s17
@@ -508,8 +504,8 @@ kiln_tanh_f16_and_f32:
   v_mul_hi_u32 v7, v4, 8
   v_mul_lo_u32 v10, v4, 0
   v_mul_lo_u32 v11, v5, 8
-  v_add_u32 v12, v7, v10
-  v_add_u32 v9, v12, v11
+  v_add_u32 v16, v7, v10
+  v_add_u32 v9, v16, v11
   v_mul_lo_u32 v8, v4, 8
   v_mov_b32 v21, s10
   v_add_co_u32 v22, s[26:27], v21, v8
@@ -519,8 +515,8 @@ kiln_tanh_f16_and_f32:
   v_mul_hi_u32 v1, v4, 4
   v_mul_lo_u32 v10, v4, 0
   v_mul_lo_u32 v11, v5, 4
-  v_add_u32 v12, v1, v10
-  v_add_u32 v7, v12, v11
+  v_add_u32 v16, v1, v10
+  v_add_u32 v7, v16, v11
   v_mul_lo_u32 v6, v4, 4
   v_cmp_lt_i64_e64 s[16:17], v[6:7], s[12:13]
   v_add_co_u32 v10, s[20:21], v6, 1
@@ -538,11 +534,11 @@ kiln_tanh_f16_and_f32:
   s_and_b64 s[20:21], s[16:17], s[22:23]
   s_and_b64 s[28:29], s[20:21], s[24:25]
   s_and_b64 s[20:21], s[28:29], s[26:27]
-  v_cvt_f16_f32 v1, v13
-  v_cvt_f16_f32 v12, v14
-  v_pack_b32_f16 v32, v1, v12
-  v_cvt_f16_f32 v21, v15
-  v_cvt_f16_f32 v34, v16
+  v_cvt_f16_f32 v1, v12
+  v_cvt_f16_f32 v16, v13
+  v_pack_b32_f16 v32, v1, v16
+  v_cvt_f16_f32 v21, v14
+  v_cvt_f16_f32 v34, v15
   v_pack_b32_f16 v33, v21, v34
   s_and_saveexec_b64 s[30:31], s[20:21]
   global_store_dwordx2 v[22:23], v[32:33], off
@@ -550,16 +546,16 @@ kiln_tanh_f16_and_f32:
   s_mov_b64 exec, s[32:33]
   s_cbranch_execz .Lkiln_tanh_f16_and_f32_vector_only_3
   s_and_b64 exec, s[32:33], s[16:17]
-  v_cvt_f16_f32 v35, v13
+  v_cvt_f16_f32 v35, v12
   global_store_short v[22:23], v35, off
   s_and_b64 exec, s[32:33], s[22:23]
-  v_cvt_f16_f32 v36, v14
+  v_cvt_f16_f32 v36, v13
   global_store_short v[22:23], v36, off offset:2
   s_and_b64 exec, s[32:33], s[24:25]
-  v_cvt_f16_f32 v37, v15
+  v_cvt_f16_f32 v37, v14
   global_store_short v[22:23], v37, off offset:4
   s_and_b64 exec, s[32:33], s[26:27]
-  v_cvt_f16_f32 v38, v16
+  v_cvt_f16_f32 v38, v15
   global_store_short v[22:23], v38, off offset:6
 .Lkiln_tanh_f16_and_f32_vector_only_3:
   s_mov_b64 exec, s[30:31]

@@ -224,6 +224,13 @@ ExprPtr mapOperands(ExprPtr const& e, F const& f) {
 /// The integer value of a literal, if `e` is one.
 std::optional<std::int64_t> literalInt(ExprPtr const& e);
 
+/// `e` times `s` with `s` taken into its literals, so that the product costs no multiply: a
+/// literal scaled, a product with one factor scaled, a sum or difference with both terms scaled,
+/// a quotient's numerator, a negation's operand; null where `e` has no such form. The approximate
+/// exp of both targets, 2^(e log2 e), takes log2 e so: into the one literal of `c * y`, or into
+/// both of a factored polynomial's (`x (c + d x^2)`, lowering's forPrecision()).
+ExprPtr scaledByLiteral(ExprPtr const& e, double s);
+
 /// Applies one operator to values: integer arithmetic with floor semantics for division and
 /// modulo of non-negative numbers and C semantics otherwise, float arithmetic in double.
 /// Division or modulo by zero is a UserError.

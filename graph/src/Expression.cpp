@@ -443,8 +443,15 @@ Value apply(BinaryOp op, Value a, Value b) {
 }
 
 ExprPtr scaledByLiteral(ExprPtr const& e, double s) {
-    if (auto const* l = std::get_if<expr::Literal>(e.get()))
-        return isFloat(l->value.type) ? literal(Value::real(l->value.asDouble() * s)) : nullptr;
+    // A product that leaves the range (1e38 * log2 e) is not the same value: 2^(inf * 0) is NaN
+    // where exp(1e38 * 0) is 1.
+    if (auto const* l = std::get_if<expr::Literal>(e.get())) {
+        double const scaled = l->value.asDouble() * s;
+        return isFloat(l->value.type) && std::isfinite(scaled) &&
+                       std::abs(scaled) <= std::numeric_limits<float>::max()
+                   ? literal(Value::real(scaled))
+                   : nullptr;
+    }
     if (auto const* u = std::get_if<expr::Unary>(e.get()); u && u->op == UnaryOp::Negate)
         if (ExprPtr const arg = scaledByLiteral(u->arg, s))
             return unary(UnaryOp::Negate, arg);

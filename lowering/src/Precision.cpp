@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <fmt/format.h>
+#include <limits>
 #include <optional>
 #include <set>
 #include <vector>
@@ -226,6 +227,9 @@ ExprPtr factorPolynomials(ExprPtr const& e) {
             if (!m || (!monomials.empty() && !equal(m->base, monomials.front().base)))
                 return mapped;
             m->coefficient *= (negative ? -1 : 1) * scale->value.asDouble();
+            if (!std::isfinite(m->coefficient) ||
+                std::abs(m->coefficient) > std::numeric_limits<float>::max())
+                return mapped; // c a outside f32: as written
             monomials.push_back(*m);
         }
         if (terms.size() < 2 || std::none_of(monomials.begin(), monomials.end(),

@@ -339,6 +339,8 @@ TEST(Expression, AFactorGoesIntoTheLiteralsWhereTheyCanTakeIt) {
     // No literal to take it (x, x * x), a sum with a term that has none, an integer literal.
     for (ExprPtr const& e : {x, x * x, x + real(1.0) * x - x, lit(3) * x, x / real(2.0)})
         EXPECT_EQ(scaled(e), nullptr);
+    // A literal the factor would take out of f32's range stays as it is (2^(inf * 0) is NaN).
+    EXPECT_EQ(scaled(real(3e38) * x), nullptr);
 }
 
 } // namespace

@@ -162,8 +162,8 @@ TEST(PrecisionRewrite, ALiteralTimesAPolynomialInXIsXTimesOneOfADegreeLess) {
     EXPECT_EQ(approximate("exp(-2.0 * (u + 0.5 * u * u * u))"), "exp(u * (-2.0 + -1.0 * (u * u)))");
     EXPECT_EQ(approximate("3.0 * (u * u - 2.0 * u)"), "u * (3.0 * u + -6.0)");
     // Not a polynomial without a constant term in one x, or of degree 1: as foldFactors left it.
-    for (std::string const text :
-         {"3.0 * (u + 1.0)", "3.0 * (u + v * v)", "3.0 * (u + u)", "2.0 * (u * u)"})
+    for (std::string const text : {"3.0 * (u + 1.0)", "3.0 * (u + v * v)", "3.0 * (u + u)",
+                                   "2.0 * (u * u)", "1e30 * (u + 1e20 * u * u)"})
         EXPECT_EQ(approximate(text), toString(lowering::foldFactors(parseExpression(text, names))))
             << text;
 }

@@ -15,11 +15,12 @@ inline std::size_t occurrences(std::string const& text, std::string const& what)
     return n;
 }
 
-/// The 16-byte global loads in PTX `code`, with an L2 cache hint (rows a later pass reads
-/// again) or without.
+/// The 16-byte global loads in PTX `code`, with an L1 eviction priority (what is read again,
+/// and a row's last read) or without.
 inline std::size_t globalVectorLoads(std::string const& code) {
     return occurrences(code, "ld.global.v4.b32") +
-           occurrences(code, "ld.global.L2::cache_hint.v4.b32");
+           occurrences(code, "ld.global.L1::evict_last.v4.b32") +
+           occurrences(code, "ld.global.L1::no_allocate.v4.b32");
 }
 
 } // namespace kiln::test

@@ -367,17 +367,12 @@ std::vector<std::string> PtxCodegen::loadWords(std::size_t width, DataType store
     std::string op = fmt::format(
         "ld{}{}{}", space, words.size() > 1 ? fmt::format(".v{}", words.size()) : std::string(),
         half ? ".b32" : memoryType(stored));
-    // Rows a later pass reads again stay in L2 (evict_last): 96.7 -> 94.1 us for the layer
-    // norm of 8192 x 8192 f16 on the H100 (bench/results/2026-11-26-h100-sixth.md).
-    std::string policy;
-    if (keepInL2_ && space == ".global") {
-        policy = writer_.newRegister(PtxType::S64);
-        writer_.instruction(
-            fmt::format("createpolicy.fractional.L2::evict_last.b64 {}, 1.0", policy));
-        op.insert(op.find(".global") + 7, ".L2::cache_hint");
-    }
-    writer_.instruction(fmt::format("{}{} {}, [{}]{}", guard.empty() ? "" : "@" + guard + " ", op,
-                                    list, address, policy.empty() ? "" : ", " + policy));
+    // What is read again stays in L1 (evict_last); a last read does not take its room.
+    if (space == ".global" && reuse_ != Reuse::None)
+        op.insert(op.find(".global") + 7,
+                  reuse_ == Reuse::Again ? ".L1::evict_last" : ".L1::no_allocate");
+    writer_.instruction(
+        fmt::format("{}{} {}, [{}]", guard.empty() ? "" : "@" + guard + " ", op, list, address));
     return words;
 }
 

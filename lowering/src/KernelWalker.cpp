@@ -648,6 +648,8 @@ std::map<Id, ExprPtr> KernelWalker<Register>::known() const {
                      : units_.contains(d)      ? literal(0) // one warp, one workgroup
                                                : index(d));
     }
+    for (auto const& [d, constant] : shifted_) // a loop written out: its counter in each body
+        k.emplace(d, constant);
     return k;
 }
 

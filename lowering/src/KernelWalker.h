@@ -286,11 +286,24 @@ protected:
     /// Whether the Command stores a value computed from its rows element by element (a softmax,
     /// a layer norm): then the passes before that store read rows that it reads again.
     bool rowsReadAgain() const;
-    /// Set while a pass loads rows that a later pass reads again: the target keeps them in L2
-    /// where it can (PTX: an evict_last policy; the second read of a layer norm's X then hits).
-    bool keepInL2_ = false;
-    /// The loop over a workitem's chunks of its rows, `chunks` of them: its counter from 0
-    /// (beginChunks()), stepped and ended after the body (endChunks()).
+    /// How long the lines a load brings are wanted (docs/codegen.md, "Rows read again"): a row
+    /// that a later pass reads again, and an operand that every row reads (a layer norm's gamma),
+    /// `Again`: the target keeps them in L1 where it can; a row's last read `Last`: it does not
+    /// take L1's room from them. PTX writes `.L1::evict_last` and `.L1::no_allocate`.
+    enum class Reuse { None, Again, Last };
+    Reuse reuse_ = Reuse::None;
+    /// Whether every row reads the same elements of tensor `memory` (a stride of 0 along an axis
+    /// it splits into, other than its last: a layer norm's gamma and beta).
+    bool everyRowReads(Id memory) const;
+    /// A workitem's chunks of its rows, `chunks` of them, each through `body`: a loop, its
+    /// counter from 0 (beginChunks(), endChunks()), or, where the kernel is made for sizes at
+    /// which there are at most kWrittenOutChunks, the body once a chunk, the counter a constant
+    /// in each body (shifted_), so that the target issues a chunk's loads before the
+    /// arithmetic of the one before: the layer norm of 8192 x 8192 f16 over 256 lanes a row,
+    /// 92.7 -> 91.7 us on the H100 (bench/results/2026-11-27-h100-layernorm.md).
+    void forEachChunk(CooperativeRows const& rows, ExprPtr const& chunks,
+                      std::function<void()> const& body);
+    static constexpr std::int64_t kWrittenOutChunks = 4;
     LoopLabels beginChunks(CooperativeRows const& rows, ExprPtr const& chunks);
     void endChunks(LoopLabels const& labels, CooperativeRows const& rows);
     /// `part`'s elements of the Reduce's source: computed, loaded (held for the next passes
@@ -363,7 +376,9 @@ protected:
     /// Whether a loop over `chunks` runs once for the problem the kernel is made for
     /// (CodegenOptions::sizes): its counter is then 0 in every index (shifted_), and the rows a
     /// pass loads are held for the next passes (rowsHeld_) instead of read again.
-    bool singleChunk(ExprPtr const& chunks) const;
+    bool singleChunk(ExprPtr const& chunks) const { return knownChunks(chunks) == 1; }
+    /// How many times a loop over `chunks` runs for the problem the kernel is made for, if it is.
+    std::optional<std::int64_t> knownChunks(ExprPtr const& chunks) const;
     /// Loaded parts of rows kept for the next pass where every pass is a single chunk.
     std::map<Id, Held<Register>> rowsHeld_;
     bool holdingRows_ = false; ///< in a single-chunk pass: loaded rows are kept in rowsHeld_

@@ -42,6 +42,28 @@ IndexSolution KernelWalker<Register>::chunkElement(IndexSolution const& row, Red
 }
 
 template <class Register>
+void KernelWalker<Register>::forEachChunk(CooperativeRows const& rows, ExprPtr const& chunks,
+                                          std::function<void()> const& body) {
+    if (auto const count = knownChunks(chunks); count && *count <= kWrittenOutChunks) {
+        auto const outer = shifted_.find(rows.chunk);
+        std::optional<ExprPtr> const before =
+            outer != shifted_.end() ? std::optional(outer->second) : std::nullopt;
+        for (std::int64_t c = 0; c < *count; ++c) {
+            shifted_[rows.chunk] = literal(c);
+            body();
+        }
+        if (before)
+            shifted_[rows.chunk] = *before;
+        else
+            shifted_.erase(rows.chunk);
+        return;
+    }
+    LoopLabels const labels = beginChunks(rows, chunks);
+    body();
+    endChunks(labels, rows);
+}
+
+template <class Register>
 LoopLabels KernelWalker<Register>::beginChunks(CooperativeRows const& rows, ExprPtr const& chunks) {
     assignIndex(rows.chunk, literal(0));
     return beginLoop(binary(BinaryOp::Less, index(rows.chunk), chunks));
@@ -69,11 +91,11 @@ template <class Register>
 void KernelWalker<Register>::readRowPart(Reduction const& r, RowPass const& pass, bool computed,
                                          bool loadedOut, Held<Register>& part,
                                          std::vector<std::vector<ExprPtr>>& where) {
-    keepInL2_ = !pass.single && rowsReadAgain();
+    reuse_ = !pass.single && rowsReadAgain() ? Reuse::Again : Reuse::None;
     struct Reset {
-        bool& flag;
-        ~Reset() { flag = false; }
-    } const reset{keepInL2_};
+        Reuse& reuse;
+        ~Reset() { reuse = Reuse::None; }
+    } const reset{reuse_};
     where.resize(part.elements.size());
     if (computed) {
         for (std::size_t e = 0; e < part.elements.size(); ++e) {
@@ -145,23 +167,23 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
     std::vector<Register> accs;
     for (std::size_t c = 0; c < rowCount; ++c)
         accs.push_back(combineIdentity(o.combine, r.accumulator));
-    LoopLabels const labels = beginChunks(rows, chunks);
-    Held<Register> part;
-    part.type = r.element;
-    std::vector<std::size_t> rowOf; // the held row of each of the part's elements
-    for (std::size_t n = 0; n < rowCount * static_cast<std::size_t>(steps); ++n) {
-        std::size_t const c = rowsInner ? n % rowCount : n / static_cast<std::size_t>(steps);
-        std::int64_t const s = static_cast<std::int64_t>(
-            rowsInner ? n / rowCount : n % static_cast<std::size_t>(steps));
-        part.elements.push_back(chunkElement(held.elements[c], r, rows, pass, s));
-        rowOf.push_back(c);
-    }
-    std::vector<std::vector<ExprPtr>> where(part.elements.size());
-    readRowPart(r, pass, computed, /*loadedOut=*/o.combine != Combine::Sum, part, where);
-    for (std::size_t e = 0; e < part.registers.size(); ++e)
-        combineInto(o.combine, accs[rowOf[e]], r.accumulator, part.registers[e], part.type,
-                    where[e]);
-    endChunks(labels, rows);
+    forEachChunk(rows, chunks, [&] {
+        Held<Register> part;
+        part.type = r.element;
+        std::vector<std::size_t> rowOf; // the held row of each of the part's elements
+        for (std::size_t n = 0; n < rowCount * static_cast<std::size_t>(steps); ++n) {
+            std::size_t const c = rowsInner ? n % rowCount : n / static_cast<std::size_t>(steps);
+            std::int64_t const s = static_cast<std::int64_t>(
+                rowsInner ? n / rowCount : n % static_cast<std::size_t>(steps));
+            part.elements.push_back(chunkElement(held.elements[c], r, rows, pass, s));
+            rowOf.push_back(c);
+        }
+        std::vector<std::vector<ExprPtr>> where(part.elements.size());
+        readRowPart(r, pass, computed, /*loadedOut=*/o.combine != Combine::Sum, part, where);
+        for (std::size_t e = 0; e < part.registers.size(); ++e)
+            combineInto(o.combine, accs[rowOf[e]], r.accumulator, part.registers[e], part.type,
+                        where[e]);
+    });
 
     std::vector<Register> totals; // each row's value, in every workitem of the row
     for (std::size_t c = 0; c < rowCount; ++c)
@@ -329,6 +351,8 @@ Register KernelWalker<Register>::rowElement(Reduction const& r, Held<Register> c
     template Register KernelWalker<Register>::rowElement(Reduction const&, Held<Register> const&,  \
                                                          std::size_t, Register const&);            \
     template bool KernelWalker<Register>::rowsReadAgain() const;                                   \
+    template void KernelWalker<Register>::forEachChunk(CooperativeRows const&, ExprPtr const&,     \
+                                                       std::function<void()> const&);              \
     template LoopLabels KernelWalker<Register>::beginChunks(CooperativeRows const&,                \
                                                             ExprPtr const&);                       \
     template void KernelWalker<Register>::endChunks(LoopLabels const&, CooperativeRows const&);

@@ -150,35 +150,35 @@ void KernelWalker<Register>::reduceOnline(MaxExpSum const& p, Held<Register>& he
         }
         assignElement(runMax, 0, lowest);
         assignElement(runSum, 0, f32(0));
-        LoopLabels const labels = beginChunks(rows, chunks);
-        auto [part, where] = chunkOf(row, r, rows, pass, computed);
-        // Each element as f32, -inf where it is missing: its exp is then 0, as the chunk's new
-        // max n >= m is finite. Then n = max(m, the chunk's elements), d = d exp(m - n) + the
-        // sum of exp(x - n), m = n. Each element is computed on its own and the target's memo
-        // dropped after it (settle()): sixteen elements' lane masks at once ran AMDGCN out of
-        // SGPRs.
-        std::vector<Register> values;
-        for (std::size_t e = 0; e < part.registers.size(); ++e) {
-            ExprPtr const value = convert(f, leaf(part.registers[e], part.type));
-            values.push_back(materialize(masked(value, where[e], f32(-kInfinity)), f, row));
+        forEachChunk(rows, chunks, [&] {
+            auto [part, where] = chunkOf(row, r, rows, pass, computed);
+            // Each element as f32, -inf where it is missing: its exp is then 0, as the chunk's new
+            // max n >= m is finite. Then n = max(m, the chunk's elements), d = d exp(m - n) + the
+            // sum of exp(x - n), m = n. Each element is computed on its own and the target's memo
+            // dropped after it (settle()): sixteen elements' lane masks at once ran AMDGCN out of
+            // SGPRs.
+            std::vector<Register> values;
+            for (std::size_t e = 0; e < part.registers.size(); ++e) {
+                ExprPtr const value = convert(f, leaf(part.registers[e], part.type));
+                values.push_back(materialize(masked(value, where[e], f32(-kInfinity)), f, row));
+                settle();
+            }
+            ExprPtr chunkMax = leaf(runMax.registers[0], f);
+            for (Register const& value : values)
+                chunkMax = binary(BinaryOp::Max, chunkMax, leaf(value, f));
+            Register const next = materialize(chunkMax, f, row);
+            precision_ = expPrecision;
+            ExprPtr const n = leaf(next, f);
+            ExprPtr sum = leaf(runSum.registers[0], f) *
+                          unary(UnaryOp::Exp, leaf(runMax.registers[0], f) - n);
+            for (Register const& value : values)
+                sum = sum + unary(UnaryOp::Exp, leaf(value, f) - n);
+            assignElement(runSum, 0, sum);
+            precision_ = Precision::Exact;
+            assignElement(runMax, 0, n);
+            leaves_.clear();
             settle();
-        }
-        ExprPtr chunkMax = leaf(runMax.registers[0], f);
-        for (Register const& value : values)
-            chunkMax = binary(BinaryOp::Max, chunkMax, leaf(value, f));
-        Register const next = materialize(chunkMax, f, row);
-        precision_ = expPrecision;
-        ExprPtr const n = leaf(next, f);
-        ExprPtr sum =
-            leaf(runSum.registers[0], f) * unary(UnaryOp::Exp, leaf(runMax.registers[0], f) - n);
-        for (Register const& value : values)
-            sum = sum + unary(UnaryOp::Exp, leaf(value, f) - n);
-        assignElement(runSum, 0, sum);
-        precision_ = Precision::Exact;
-        assignElement(runMax, 0, n);
-        leaves_.clear();
-        settle();
-        endChunks(labels, rows);
+        });
 
         // The row's max over its workitems, then each one's sum rescaled to it, summed.
         DataType const x = kExchanged;
@@ -231,53 +231,54 @@ void KernelWalker<Register>::reduceWelford(MeanVariance const& p, Held<Register>
             allocate(0, *running);
             assignElement(*running, 0, zero);
         }
-        LoopLabels const labels = beginChunks(rows, chunks);
-        auto [part, where] = chunkOf(row, r, rows, pass, computed);
-        // Each element as f32, 0 where it is missing, and the chunk's count b of those there,
-        // each element's part computed on its own with the target's memo dropped after it
-        // (settle()), as in reduceOnline(): all of a chunk's masks at once ran AMDGCN out of
-        // SGPRs, and keeping each element's 1 or 0 in a register spilled at 1024 lanes.
-        std::vector<Register> values;
-        ExprPtr sum = zero;
-        ExprPtr b = zero;
-        for (std::size_t e = 0; e < part.registers.size(); ++e) {
-            ExprPtr const value = convert(f, leaf(part.registers[e], part.type));
-            values.push_back(materialize(masked(value, where[e], zero), f, row));
-            sum = sum + leaf(values.back(), f);
-            if (!where[e].empty())
-                b = leaf(materialize(b + masked(one, where[e], zero), f, row), f);
-            else
-                b = simplify(b + one);
-            settle();
-        }
-        b = leaf(materialize(b, f, row), f);
-        // The chunk's mean mb (0 for a chunk without elements, past the row's end, which adds
-        // nothing) and its M2 about mb, the missing elements left out.
-        ExprPtr const mb = leaf(materialize(sum / binary(BinaryOp::Max, b, one), f, row), f);
-        ExprPtr squares = zero;
-        for (std::size_t e = 0; e < values.size(); ++e) {
-            ExprPtr const deviation = leaf(values[e], f) - mb;
-            ExprPtr const square = deviation * deviation;
-            if (where[e].empty()) {
-                squares = squares + square;
-                continue;
+        forEachChunk(rows, chunks, [&] {
+            auto [part, where] = chunkOf(row, r, rows, pass, computed);
+            // Each element as f32, 0 where it is missing, and the chunk's count b of those there,
+            // each element's part computed on its own with the target's memo dropped after it
+            // (settle()), as in reduceOnline(): all of a chunk's masks at once ran AMDGCN out of
+            // SGPRs, and keeping each element's 1 or 0 in a register spilled at 1024 lanes.
+            std::vector<Register> values;
+            ExprPtr sum = zero;
+            ExprPtr b = zero;
+            for (std::size_t e = 0; e < part.registers.size(); ++e) {
+                ExprPtr const value = convert(f, leaf(part.registers[e], part.type));
+                values.push_back(materialize(masked(value, where[e], zero), f, row));
+                sum = sum + leaf(values.back(), f);
+                if (!where[e].empty())
+                    b = leaf(materialize(b + masked(one, where[e], zero), f, row), f);
+                else
+                    b = simplify(b + one);
+                settle();
             }
-            squares = leaf(materialize(squares + masked(square, where[e], zero), f, row), f);
+            b = leaf(materialize(b, f, row), f);
+            // The chunk's mean mb (0 for a chunk without elements, past the row's end, which adds
+            // nothing) and its M2 about mb, the missing elements left out.
+            ExprPtr const mb = leaf(materialize(sum / binary(BinaryOp::Max, b, one), f, row), f);
+            ExprPtr squares = zero;
+            for (std::size_t e = 0; e < values.size(); ++e) {
+                ExprPtr const deviation = leaf(values[e], f) - mb;
+                ExprPtr const square = deviation * deviation;
+                if (where[e].empty()) {
+                    squares = squares + square;
+                    continue;
+                }
+                squares = leaf(materialize(squares + masked(square, where[e], zero), f, row), f);
+                settle();
+            }
+            // Chan et al.: n' = n + b, delta = mb - m, m' = m + delta b / n',
+            // M2' = M2 + M2b + delta^2 n b / n' (n' = 0: nothing changes).
+            ExprPtr const n = leaf(runCount.registers[0], f), m = leaf(runMean.registers[0], f),
+                          m2 = leaf(runM2.registers[0], f);
+            ExprPtr const total = leaf(materialize(n + b, f, row), f);
+            ExprPtr const delta = leaf(materialize(mb - m, f, row), f);
+            ExprPtr const weight =
+                leaf(materialize(b / binary(BinaryOp::Max, total, one), f, row), f);
+            assignElement(runM2, 0, m2 + squares + delta * delta * n * weight);
+            assignElement(runMean, 0, m + delta * weight);
+            assignElement(runCount, 0, total);
+            leaves_.clear();
             settle();
-        }
-        // Chan et al.: n' = n + b, delta = mb - m, m' = m + delta b / n',
-        // M2' = M2 + M2b + delta^2 n b / n' (n' = 0: nothing changes).
-        ExprPtr const n = leaf(runCount.registers[0], f), m = leaf(runMean.registers[0], f),
-                      m2 = leaf(runM2.registers[0], f);
-        ExprPtr const total = leaf(materialize(n + b, f, row), f);
-        ExprPtr const delta = leaf(materialize(mb - m, f, row), f);
-        ExprPtr const weight = leaf(materialize(b / binary(BinaryOp::Max, total, one), f, row), f);
-        assignElement(runM2, 0, m2 + squares + delta * delta * n * weight);
-        assignElement(runMean, 0, m + delta * weight);
-        assignElement(runCount, 0, total);
-        leaves_.clear();
-        settle();
-        endChunks(labels, rows);
+        });
 
         // The row's sum of n m over its workitems, which setReduced() divides by the row's
         // length (the mean Reduce's divisor): the mean M in every workitem.

@@ -268,14 +268,14 @@ kiln_row_sum_rowmajor:
   s_nop 1
   v_addc_co_u32 v31, s[20:21], v19, v25, s[20:21]
   v_mul_hi_u32 v29, v30, 8
-  v_mul_lo_u32 v36, v30, 0
-  v_mul_lo_u32 v37, v31, 8
-  v_add_u32 v40, v29, v36
-  v_add_u32 v33, v40, v37
+  v_mul_lo_u32 v34, v30, 0
+  v_mul_lo_u32 v35, v31, 8
+  v_add_u32 v36, v29, v34
+  v_add_u32 v33, v36, v35
   v_mul_lo_u32 v32, v30, 8
-  ds_read_b64 v[42:43], v32
+  ds_read_b64 v[38:39], v32
   s_waitcnt lgkmcnt(0)
-  v_add_f64 v[10:11], v[8:9], v[42:43]
+  v_add_f64 v[10:11], v[8:9], v[38:39]
   v_mov_b32 v8, v10
   v_mov_b32 v9, v11
   ds_swizzle_b32 v10, v8 offset:swizzle(SWAP,1)

@@ -298,23 +298,23 @@ kiln_row_sum_rowmajor:
   v_mov_b32 v22, v15
   v_mov_b32 v23, v20
   v_mul_hi_u32 v21, v22, 32
-  v_mul_lo_u32 v30, v22, 0
-  v_mul_lo_u32 v31, v23, 32
-  v_add_u32 v32, v21, v30
-  v_add_u32 v25, v32, v31
+  v_mul_lo_u32 v26, v22, 0
+  v_mul_lo_u32 v27, v23, 32
+  v_add_u32 v28, v21, v26
+  v_add_u32 v25, v28, v27
   v_mul_lo_u32 v24, v22, 32
-  v_add_co_u32 v34, s[24:25], v18, v24
+  v_add_co_u32 v30, s[24:25], v18, v24
   s_nop 1
-  v_addc_co_u32 v35, s[24:25], v19, v25, s[24:25]
-  v_mul_hi_u32 v33, v34, 8
-  v_mul_lo_u32 v38, v34, 0
-  v_mul_lo_u32 v39, v35, 8
-  v_add_u32 v40, v33, v38
-  v_add_u32 v37, v40, v39
-  v_mul_lo_u32 v36, v34, 8
-  ds_read_b64 v[42:43], v36
+  v_addc_co_u32 v31, s[24:25], v19, v25, s[24:25]
+  v_mul_hi_u32 v29, v30, 8
+  v_mul_lo_u32 v34, v30, 0
+  v_mul_lo_u32 v35, v31, 8
+  v_add_u32 v36, v29, v34
+  v_add_u32 v33, v36, v35
+  v_mul_lo_u32 v32, v30, 8
+  ds_read_b64 v[38:39], v32
   s_waitcnt lgkmcnt(0)
-  v_add_f64 v[10:11], v[8:9], v[42:43]
+  v_add_f64 v[10:11], v[8:9], v[38:39]
   v_mov_b32 v8, v10
   v_mov_b32 v9, v11
   ds_swizzle_b32 v10, v8 offset:swizzle(SWAP,1)
@@ -338,44 +338,44 @@ kiln_row_sum_rowmajor:
   v_add_u32 v24, v1, v22
   v_add_u32 v21, v24, v23
   v_mul_lo_u32 v20, v18, 2
-  v_sub_co_u32 v30, s[22:23], v10, v20
+  v_sub_co_u32 v26, s[22:23], v10, v20
   s_nop 1
-  v_subb_co_u32 v31, s[22:23], v11, v21, s[22:23]
-  v_cmp_gt_i64_e64 s[24:25], v[30:31], 0
+  v_subb_co_u32 v27, s[22:23], v11, v21, s[22:23]
+  v_cmp_gt_i64_e64 s[24:25], v[26:27], 0
   s_nop 1
-  v_cndmask_b32_e64 v32, 0, 1, s[24:25]
-  v_cndmask_b32_e64 v33, 0, 0, s[24:25]
-  v_add_co_u32 v34, s[26:27], v18, v32
+  v_cndmask_b32_e64 v28, 0, 1, s[24:25]
+  v_cndmask_b32_e64 v29, 0, 0, s[24:25]
+  v_add_co_u32 v30, s[26:27], v18, v28
   s_nop 1
-  v_addc_co_u32 v35, s[26:27], v19, v33, s[26:27]
-  v_ashrrev_i64 v[38:39], 63, v[34:35]
-  v_lshrrev_b64 v[40:41], 62, v[38:39]
-  v_add_co_u32 v42, s[28:29], v34, v40
+  v_addc_co_u32 v31, s[26:27], v19, v29, s[26:27]
+  v_ashrrev_i64 v[34:35], 63, v[30:31]
+  v_lshrrev_b64 v[36:37], 62, v[34:35]
+  v_add_co_u32 v38, s[28:29], v30, v36
   s_nop 1
-  v_addc_co_u32 v43, s[28:29], v35, v41, s[28:29]
-  v_ashrrev_i64 v[44:45], 2, v[42:43]
-  v_mul_hi_u32 v25, v44, 4
-  v_mul_lo_u32 v48, v44, 0
-  v_mul_lo_u32 v49, v45, 4
-  v_add_u32 v50, v25, v48
-  v_add_u32 v47, v50, v49
-  v_mul_lo_u32 v46, v44, 4
-  v_sub_co_u32 v52, s[30:31], v34, v46
+  v_addc_co_u32 v39, s[28:29], v31, v37, s[28:29]
+  v_ashrrev_i64 v[40:41], 2, v[38:39]
+  v_mul_hi_u32 v25, v40, 4
+  v_mul_lo_u32 v44, v40, 0
+  v_mul_lo_u32 v45, v41, 4
+  v_add_u32 v46, v25, v44
+  v_add_u32 v43, v46, v45
+  v_mul_lo_u32 v42, v40, 4
+  v_sub_co_u32 v48, s[30:31], v30, v42
   s_nop 1
-  v_subb_co_u32 v53, s[30:31], v35, v47, s[30:31]
-  v_cmp_gt_i64_e64 s[32:33], v[52:53], 0
+  v_subb_co_u32 v49, s[30:31], v31, v43, s[30:31]
+  v_cmp_gt_i64_e64 s[32:33], v[48:49], 0
   s_nop 1
-  v_cndmask_b32_e64 v54, 0, 1, s[32:33]
-  v_cndmask_b32_e64 v55, 0, 0, s[32:33]
-  v_add_co_u32 v56, s[34:35], v44, v54
+  v_cndmask_b32_e64 v50, 0, 1, s[32:33]
+  v_cndmask_b32_e64 v51, 0, 0, s[32:33]
+  v_add_co_u32 v52, s[34:35], v40, v50
   s_nop 1
-  v_addc_co_u32 v57, s[34:35], v45, v55, s[34:35]
-  v_mul_hi_u32 v51, v56, 16
-  v_mul_lo_u32 v60, v56, 0
-  v_mul_lo_u32 v61, v57, 16
-  v_add_u32 v62, v51, v60
-  v_add_u32 v59, v62, v61
-  v_mul_lo_u32 v58, v56, 16
+  v_addc_co_u32 v53, s[34:35], v41, v51, s[34:35]
+  v_mul_hi_u32 v47, v52, 16
+  v_mul_lo_u32 v56, v52, 0
+  v_mul_lo_u32 v57, v53, 16
+  v_add_u32 v58, v47, v56
+  v_add_u32 v55, v58, v57
+  v_mul_lo_u32 v54, v52, 16
   s_mul_hi_u32 s38, s14, 4
   s_mul_i32 s39, s14, 0
   s_mul_i32 s40, s15, 4
@@ -396,44 +396,44 @@ kiln_row_sum_rowmajor:
   s_add_u32 s55, s52, s53
   s_add_u32 s51, s55, s54
   s_mul_i32 s50, s14, 2
-  v_mov_b32 v63, s50
-  v_add_co_u32 v64, s[56:57], v63, v6
-  v_mov_b32 v66, s51
+  v_mov_b32 v59, s50
+  v_add_co_u32 v60, s[56:57], v59, v6
+  v_mov_b32 v62, s51
   s_nop 0
-  v_addc_co_u32 v65, s[56:57], v66, v7, s[56:57]
+  v_addc_co_u32 v61, s[56:57], v62, v7, s[56:57]
   s_mul_hi_u32 s60, s14, 2
   s_mul_i32 s61, s14, 0
   s_mul_i32 s62, s15, 2
   s_add_u32 s63, s60, s61
   s_add_u32 s59, s63, s62
   s_mul_i32 s58, s14, 2
-  v_mov_b32 v67, s58
-  v_sub_co_u32 v68, s[64:65], v64, v67
-  v_mov_b32 v70, s59
+  v_mov_b32 v63, s58
+  v_sub_co_u32 v64, s[64:65], v60, v63
+  v_mov_b32 v66, s59
   s_nop 0
-  v_subb_co_u32 v69, s[64:65], v65, v70, s[64:65]
-  v_mov_b32 v71, s44
-  v_add_co_u32 v72, s[66:67], v71, v68
-  v_mov_b32 v74, s45
+  v_subb_co_u32 v65, s[64:65], v61, v66, s[64:65]
+  v_mov_b32 v67, s44
+  v_add_co_u32 v68, s[66:67], v67, v64
+  v_mov_b32 v70, s45
   s_nop 0
-  v_addc_co_u32 v73, s[66:67], v74, v69, s[66:67]
-  v_mul_hi_u32 v75, v72, 8
-  v_mul_lo_u32 v78, v72, 0
-  v_mul_lo_u32 v79, v73, 8
-  v_add_u32 v80, v75, v78
-  v_add_u32 v77, v80, v79
-  v_mul_lo_u32 v76, v72, 8
-  v_add_co_u32 v82, s[68:69], v58, v76
+  v_addc_co_u32 v69, s[66:67], v70, v65, s[66:67]
+  v_mul_hi_u32 v71, v68, 8
+  v_mul_lo_u32 v74, v68, 0
+  v_mul_lo_u32 v75, v69, 8
+  v_add_u32 v76, v71, v74
+  v_add_u32 v73, v76, v75
+  v_mul_lo_u32 v72, v68, 8
+  v_add_co_u32 v78, s[68:69], v54, v72
   s_nop 1
-  v_addc_co_u32 v83, s[68:69], v59, v77, s[68:69]
-  v_mov_b32 v81, s12
-  v_add_co_u32 v84, s[70:71], v81, v82
-  v_mov_b32 v86, s13
+  v_addc_co_u32 v79, s[68:69], v55, v73, s[68:69]
+  v_mov_b32 v77, s12
+  v_add_co_u32 v80, s[70:71], v77, v78
+  v_mov_b32 v82, s13
   s_nop 0
-  v_addc_co_u32 v85, s[70:71], v86, v83, s[70:71]
+  v_addc_co_u32 v81, s[70:71], v82, v79, s[70:71]
   v_cmp_eq_i64_e64 s[18:19], v[2:3], 0
   s_and_saveexec_b64 s[22:23], s[18:19]
-  global_store_dwordx2 v[84:85], v[8:9], off sc0 sc1
+  global_store_dwordx2 v[80:81], v[8:9], off sc0 sc1
   s_mov_b64 exec, s[22:23]
   s_waitcnt vmcnt(0)
   s_barrier
@@ -506,47 +506,47 @@ kiln_row_sum_rowmajor:
   v_mul_hi_u32 v1, v20, 2
   v_mul_lo_u32 v24, v20, 0
   v_mul_lo_u32 v25, v21, 2
-  v_add_u32 v30, v1, v24
-  v_add_u32 v23, v30, v25
+  v_add_u32 v26, v1, v24
+  v_add_u32 v23, v26, v25
   v_mul_lo_u32 v22, v20, 2
-  v_sub_co_u32 v32, s[22:23], v12, v22
+  v_sub_co_u32 v28, s[22:23], v12, v22
   s_nop 1
-  v_subb_co_u32 v33, s[22:23], v13, v23, s[22:23]
-  v_cmp_gt_i64_e64 s[24:25], v[32:33], 0
+  v_subb_co_u32 v29, s[22:23], v13, v23, s[22:23]
+  v_cmp_gt_i64_e64 s[24:25], v[28:29], 0
   s_nop 1
-  v_cndmask_b32_e64 v34, 0, 1, s[24:25]
-  v_cndmask_b32_e64 v35, 0, 0, s[24:25]
-  v_add_co_u32 v36, s[26:27], v20, v34
+  v_cndmask_b32_e64 v30, 0, 1, s[24:25]
+  v_cndmask_b32_e64 v31, 0, 0, s[24:25]
+  v_add_co_u32 v32, s[26:27], v20, v30
   s_nop 1
-  v_addc_co_u32 v37, s[26:27], v21, v35, s[26:27]
-  v_ashrrev_i64 v[38:39], 63, v[36:37]
-  v_lshrrev_b64 v[40:41], 62, v[38:39]
-  v_add_co_u32 v42, s[28:29], v36, v40
+  v_addc_co_u32 v33, s[26:27], v21, v31, s[26:27]
+  v_ashrrev_i64 v[34:35], 63, v[32:33]
+  v_lshrrev_b64 v[36:37], 62, v[34:35]
+  v_add_co_u32 v38, s[28:29], v32, v36
   s_nop 1
-  v_addc_co_u32 v43, s[28:29], v37, v41, s[28:29]
-  v_ashrrev_i64 v[44:45], 2, v[42:43]
-  v_mul_hi_u32 v31, v44, 4
-  v_mul_lo_u32 v48, v44, 0
-  v_mul_lo_u32 v49, v45, 4
-  v_add_u32 v50, v31, v48
-  v_add_u32 v47, v50, v49
-  v_mul_lo_u32 v46, v44, 4
-  v_sub_co_u32 v52, s[30:31], v36, v46
+  v_addc_co_u32 v39, s[28:29], v33, v37, s[28:29]
+  v_ashrrev_i64 v[40:41], 2, v[38:39]
+  v_mul_hi_u32 v27, v40, 4
+  v_mul_lo_u32 v44, v40, 0
+  v_mul_lo_u32 v45, v41, 4
+  v_add_u32 v46, v27, v44
+  v_add_u32 v43, v46, v45
+  v_mul_lo_u32 v42, v40, 4
+  v_sub_co_u32 v48, s[30:31], v32, v42
   s_nop 1
-  v_subb_co_u32 v53, s[30:31], v37, v47, s[30:31]
-  v_cmp_gt_i64_e64 s[32:33], v[52:53], 0
+  v_subb_co_u32 v49, s[30:31], v33, v43, s[30:31]
+  v_cmp_gt_i64_e64 s[32:33], v[48:49], 0
   s_nop 1
-  v_cndmask_b32_e64 v54, 0, 1, s[32:33]
-  v_cndmask_b32_e64 v55, 0, 0, s[32:33]
-  v_add_co_u32 v56, s[34:35], v44, v54
+  v_cndmask_b32_e64 v50, 0, 1, s[32:33]
+  v_cndmask_b32_e64 v51, 0, 0, s[32:33]
+  v_add_co_u32 v52, s[34:35], v40, v50
   s_nop 1
-  v_addc_co_u32 v57, s[34:35], v45, v55, s[34:35]
-  v_mul_hi_u32 v51, v56, 16
-  v_mul_lo_u32 v60, v56, 0
-  v_mul_lo_u32 v61, v57, 16
-  v_add_u32 v62, v51, v60
-  v_add_u32 v59, v62, v61
-  v_mul_lo_u32 v58, v56, 16
+  v_addc_co_u32 v53, s[34:35], v41, v51, s[34:35]
+  v_mul_hi_u32 v47, v52, 16
+  v_mul_lo_u32 v56, v52, 0
+  v_mul_lo_u32 v57, v53, 16
+  v_add_u32 v58, v47, v56
+  v_add_u32 v55, v58, v57
+  v_mul_lo_u32 v54, v52, 16
   s_mul_hi_u32 s38, s14, 8
   s_mul_i32 s39, s14, 0
   s_mul_i32 s40, s15, 8
@@ -559,42 +559,42 @@ kiln_row_sum_rowmajor:
   s_add_u32 s47, s44, s45
   s_add_u32 s43, s47, s46
   s_mul_i32 s42, s14, 2
-  v_mov_b32 v63, s42
-  v_add_co_u32 v64, s[48:49], v63, v6
-  v_mov_b32 v66, s43
+  v_mov_b32 v59, s42
+  v_add_co_u32 v60, s[48:49], v59, v6
+  v_mov_b32 v62, s43
   s_nop 0
-  v_addc_co_u32 v65, s[48:49], v66, v7, s[48:49]
+  v_addc_co_u32 v61, s[48:49], v62, v7, s[48:49]
   s_mul_hi_u32 s52, s14, 2
   s_mul_i32 s53, s14, 0
   s_mul_i32 s54, s15, 2
   s_add_u32 s55, s52, s53
   s_add_u32 s51, s55, s54
   s_mul_i32 s50, s14, 2
-  v_mov_b32 v67, s50
-  v_sub_co_u32 v68, s[56:57], v64, v67
-  v_mov_b32 v70, s51
+  v_mov_b32 v63, s50
+  v_sub_co_u32 v64, s[56:57], v60, v63
+  v_mov_b32 v66, s51
   s_nop 0
-  v_subb_co_u32 v69, s[56:57], v65, v70, s[56:57]
-  v_mov_b32 v71, s36
-  v_add_co_u32 v72, s[58:59], v71, v68
-  v_mov_b32 v74, s37
+  v_subb_co_u32 v65, s[56:57], v61, v66, s[56:57]
+  v_mov_b32 v67, s36
+  v_add_co_u32 v68, s[58:59], v67, v64
+  v_mov_b32 v70, s37
   s_nop 0
-  v_addc_co_u32 v73, s[58:59], v74, v69, s[58:59]
-  v_mul_hi_u32 v75, v72, 8
-  v_mul_lo_u32 v78, v72, 0
-  v_mul_lo_u32 v79, v73, 8
-  v_add_u32 v80, v75, v78
-  v_add_u32 v77, v80, v79
-  v_mul_lo_u32 v76, v72, 8
-  v_add_co_u32 v82, s[60:61], v58, v76
+  v_addc_co_u32 v69, s[58:59], v70, v65, s[58:59]
+  v_mul_hi_u32 v71, v68, 8
+  v_mul_lo_u32 v74, v68, 0
+  v_mul_lo_u32 v75, v69, 8
+  v_add_u32 v76, v71, v74
+  v_add_u32 v73, v76, v75
+  v_mul_lo_u32 v72, v68, 8
+  v_add_co_u32 v78, s[60:61], v54, v72
   s_nop 1
-  v_addc_co_u32 v83, s[60:61], v59, v77, s[60:61]
-  v_mov_b32 v81, s12
-  v_add_co_u32 v84, s[62:63], v81, v82
-  v_mov_b32 v86, s13
+  v_addc_co_u32 v79, s[60:61], v55, v73, s[60:61]
+  v_mov_b32 v77, s12
+  v_add_co_u32 v80, s[62:63], v77, v78
+  v_mov_b32 v82, s13
   s_nop 0
-  v_addc_co_u32 v85, s[62:63], v86, v83, s[62:63]
-  global_load_dwordx2 v[12:13], v[84:85], off sc0 sc1
+  v_addc_co_u32 v81, s[62:63], v82, v79, s[62:63]
+  global_load_dwordx2 v[12:13], v[80:81], off sc0 sc1
   s_waitcnt vmcnt(0)
   v_add_f64 v[14:15], v[10:11], v[12:13]
   v_mov_b32 v10, v14
@@ -610,47 +610,47 @@ kiln_row_sum_rowmajor:
   v_mul_hi_u32 v1, v20, 2
   v_mul_lo_u32 v24, v20, 0
   v_mul_lo_u32 v25, v21, 2
-  v_add_u32 v30, v1, v24
-  v_add_u32 v23, v30, v25
+  v_add_u32 v26, v1, v24
+  v_add_u32 v23, v26, v25
   v_mul_lo_u32 v22, v20, 2
-  v_sub_co_u32 v32, s[22:23], v12, v22
+  v_sub_co_u32 v28, s[22:23], v12, v22
   s_nop 1
-  v_subb_co_u32 v33, s[22:23], v13, v23, s[22:23]
-  v_cmp_gt_i64_e64 s[24:25], v[32:33], 0
+  v_subb_co_u32 v29, s[22:23], v13, v23, s[22:23]
+  v_cmp_gt_i64_e64 s[24:25], v[28:29], 0
   s_nop 1
-  v_cndmask_b32_e64 v34, 0, 1, s[24:25]
-  v_cndmask_b32_e64 v35, 0, 0, s[24:25]
-  v_add_co_u32 v36, s[26:27], v20, v34
+  v_cndmask_b32_e64 v30, 0, 1, s[24:25]
+  v_cndmask_b32_e64 v31, 0, 0, s[24:25]
+  v_add_co_u32 v32, s[26:27], v20, v30
   s_nop 1
-  v_addc_co_u32 v37, s[26:27], v21, v35, s[26:27]
-  v_ashrrev_i64 v[38:39], 63, v[36:37]
-  v_lshrrev_b64 v[40:41], 62, v[38:39]
-  v_add_co_u32 v42, s[28:29], v36, v40
+  v_addc_co_u32 v33, s[26:27], v21, v31, s[26:27]
+  v_ashrrev_i64 v[34:35], 63, v[32:33]
+  v_lshrrev_b64 v[36:37], 62, v[34:35]
+  v_add_co_u32 v38, s[28:29], v32, v36
   s_nop 1
-  v_addc_co_u32 v43, s[28:29], v37, v41, s[28:29]
-  v_ashrrev_i64 v[44:45], 2, v[42:43]
-  v_mul_hi_u32 v31, v44, 4
-  v_mul_lo_u32 v48, v44, 0
-  v_mul_lo_u32 v49, v45, 4
-  v_add_u32 v50, v31, v48
-  v_add_u32 v47, v50, v49
-  v_mul_lo_u32 v46, v44, 4
-  v_sub_co_u32 v52, s[30:31], v36, v46
+  v_addc_co_u32 v39, s[28:29], v33, v37, s[28:29]
+  v_ashrrev_i64 v[40:41], 2, v[38:39]
+  v_mul_hi_u32 v27, v40, 4
+  v_mul_lo_u32 v44, v40, 0
+  v_mul_lo_u32 v45, v41, 4
+  v_add_u32 v46, v27, v44
+  v_add_u32 v43, v46, v45
+  v_mul_lo_u32 v42, v40, 4
+  v_sub_co_u32 v48, s[30:31], v32, v42
   s_nop 1
-  v_subb_co_u32 v53, s[30:31], v37, v47, s[30:31]
-  v_cmp_gt_i64_e64 s[32:33], v[52:53], 0
+  v_subb_co_u32 v49, s[30:31], v33, v43, s[30:31]
+  v_cmp_gt_i64_e64 s[32:33], v[48:49], 0
   s_nop 1
-  v_cndmask_b32_e64 v54, 0, 1, s[32:33]
-  v_cndmask_b32_e64 v55, 0, 0, s[32:33]
-  v_add_co_u32 v56, s[34:35], v44, v54
+  v_cndmask_b32_e64 v50, 0, 1, s[32:33]
+  v_cndmask_b32_e64 v51, 0, 0, s[32:33]
+  v_add_co_u32 v52, s[34:35], v40, v50
   s_nop 1
-  v_addc_co_u32 v57, s[34:35], v45, v55, s[34:35]
-  v_mul_hi_u32 v51, v56, 16
-  v_mul_lo_u32 v60, v56, 0
-  v_mul_lo_u32 v61, v57, 16
-  v_add_u32 v62, v51, v60
-  v_add_u32 v59, v62, v61
-  v_mul_lo_u32 v58, v56, 16
+  v_addc_co_u32 v53, s[34:35], v41, v51, s[34:35]
+  v_mul_hi_u32 v47, v52, 16
+  v_mul_lo_u32 v56, v52, 0
+  v_mul_lo_u32 v57, v53, 16
+  v_add_u32 v58, v47, v56
+  v_add_u32 v55, v58, v57
+  v_mul_lo_u32 v54, v52, 16
   s_mul_hi_u32 s38, s14, 4
   s_mul_i32 s39, s14, 0
   s_mul_i32 s40, s15, 4
@@ -671,42 +671,42 @@ kiln_row_sum_rowmajor:
   s_add_u32 s55, s52, s53
   s_add_u32 s51, s55, s54
   s_mul_i32 s50, s14, 2
-  v_mov_b32 v63, s50
-  v_add_co_u32 v64, s[56:57], v63, v6
-  v_mov_b32 v66, s51
+  v_mov_b32 v59, s50
+  v_add_co_u32 v60, s[56:57], v59, v6
+  v_mov_b32 v62, s51
   s_nop 0
-  v_addc_co_u32 v65, s[56:57], v66, v7, s[56:57]
+  v_addc_co_u32 v61, s[56:57], v62, v7, s[56:57]
   s_mul_hi_u32 s60, s14, 2
   s_mul_i32 s61, s14, 0
   s_mul_i32 s62, s15, 2
   s_add_u32 s63, s60, s61
   s_add_u32 s59, s63, s62
   s_mul_i32 s58, s14, 2
-  v_mov_b32 v67, s58
-  v_sub_co_u32 v68, s[64:65], v64, v67
-  v_mov_b32 v70, s59
+  v_mov_b32 v63, s58
+  v_sub_co_u32 v64, s[64:65], v60, v63
+  v_mov_b32 v66, s59
   s_nop 0
-  v_subb_co_u32 v69, s[64:65], v65, v70, s[64:65]
-  v_mov_b32 v71, s44
-  v_add_co_u32 v72, s[66:67], v71, v68
-  v_mov_b32 v74, s45
+  v_subb_co_u32 v65, s[64:65], v61, v66, s[64:65]
+  v_mov_b32 v67, s44
+  v_add_co_u32 v68, s[66:67], v67, v64
+  v_mov_b32 v70, s45
   s_nop 0
-  v_addc_co_u32 v73, s[66:67], v74, v69, s[66:67]
-  v_mul_hi_u32 v75, v72, 8
-  v_mul_lo_u32 v78, v72, 0
-  v_mul_lo_u32 v79, v73, 8
-  v_add_u32 v80, v75, v78
-  v_add_u32 v77, v80, v79
-  v_mul_lo_u32 v76, v72, 8
-  v_add_co_u32 v82, s[68:69], v58, v76
+  v_addc_co_u32 v69, s[66:67], v70, v65, s[66:67]
+  v_mul_hi_u32 v71, v68, 8
+  v_mul_lo_u32 v74, v68, 0
+  v_mul_lo_u32 v75, v69, 8
+  v_add_u32 v76, v71, v74
+  v_add_u32 v73, v76, v75
+  v_mul_lo_u32 v72, v68, 8
+  v_add_co_u32 v78, s[68:69], v54, v72
   s_nop 1
-  v_addc_co_u32 v83, s[68:69], v59, v77, s[68:69]
-  v_mov_b32 v81, s12
-  v_add_co_u32 v84, s[70:71], v81, v82
-  v_mov_b32 v86, s13
+  v_addc_co_u32 v79, s[68:69], v55, v73, s[68:69]
+  v_mov_b32 v77, s12
+  v_add_co_u32 v80, s[70:71], v77, v78
+  v_mov_b32 v82, s13
   s_nop 0
-  v_addc_co_u32 v85, s[70:71], v86, v83, s[70:71]
-  global_load_dwordx2 v[12:13], v[84:85], off sc0 sc1
+  v_addc_co_u32 v81, s[70:71], v82, v79, s[70:71]
+  global_load_dwordx2 v[12:13], v[80:81], off sc0 sc1
   s_waitcnt vmcnt(0)
   v_add_f64 v[14:15], v[10:11], v[12:13]
   v_mov_b32 v10, v14
@@ -722,47 +722,47 @@ kiln_row_sum_rowmajor:
   v_mul_hi_u32 v1, v20, 2
   v_mul_lo_u32 v24, v20, 0
   v_mul_lo_u32 v25, v21, 2
-  v_add_u32 v30, v1, v24
-  v_add_u32 v23, v30, v25
+  v_add_u32 v26, v1, v24
+  v_add_u32 v23, v26, v25
   v_mul_lo_u32 v22, v20, 2
-  v_sub_co_u32 v32, s[22:23], v12, v22
+  v_sub_co_u32 v28, s[22:23], v12, v22
   s_nop 1
-  v_subb_co_u32 v33, s[22:23], v13, v23, s[22:23]
-  v_cmp_gt_i64_e64 s[24:25], v[32:33], 0
+  v_subb_co_u32 v29, s[22:23], v13, v23, s[22:23]
+  v_cmp_gt_i64_e64 s[24:25], v[28:29], 0
   s_nop 1
-  v_cndmask_b32_e64 v34, 0, 1, s[24:25]
-  v_cndmask_b32_e64 v35, 0, 0, s[24:25]
-  v_add_co_u32 v36, s[26:27], v20, v34
+  v_cndmask_b32_e64 v30, 0, 1, s[24:25]
+  v_cndmask_b32_e64 v31, 0, 0, s[24:25]
+  v_add_co_u32 v32, s[26:27], v20, v30
   s_nop 1
-  v_addc_co_u32 v37, s[26:27], v21, v35, s[26:27]
-  v_ashrrev_i64 v[38:39], 63, v[36:37]
-  v_lshrrev_b64 v[40:41], 62, v[38:39]
-  v_add_co_u32 v42, s[28:29], v36, v40
+  v_addc_co_u32 v33, s[26:27], v21, v31, s[26:27]
+  v_ashrrev_i64 v[34:35], 63, v[32:33]
+  v_lshrrev_b64 v[36:37], 62, v[34:35]
+  v_add_co_u32 v38, s[28:29], v32, v36
   s_nop 1
-  v_addc_co_u32 v43, s[28:29], v37, v41, s[28:29]
-  v_ashrrev_i64 v[44:45], 2, v[42:43]
-  v_mul_hi_u32 v31, v44, 4
-  v_mul_lo_u32 v48, v44, 0
-  v_mul_lo_u32 v49, v45, 4
-  v_add_u32 v50, v31, v48
-  v_add_u32 v47, v50, v49
-  v_mul_lo_u32 v46, v44, 4
-  v_sub_co_u32 v52, s[30:31], v36, v46
+  v_addc_co_u32 v39, s[28:29], v33, v37, s[28:29]
+  v_ashrrev_i64 v[40:41], 2, v[38:39]
+  v_mul_hi_u32 v27, v40, 4
+  v_mul_lo_u32 v44, v40, 0
+  v_mul_lo_u32 v45, v41, 4
+  v_add_u32 v46, v27, v44
+  v_add_u32 v43, v46, v45
+  v_mul_lo_u32 v42, v40, 4
+  v_sub_co_u32 v48, s[30:31], v32, v42
   s_nop 1
-  v_subb_co_u32 v53, s[30:31], v37, v47, s[30:31]
-  v_cmp_gt_i64_e64 s[32:33], v[52:53], 0
+  v_subb_co_u32 v49, s[30:31], v33, v43, s[30:31]
+  v_cmp_gt_i64_e64 s[32:33], v[48:49], 0
   s_nop 1
-  v_cndmask_b32_e64 v54, 0, 1, s[32:33]
-  v_cndmask_b32_e64 v55, 0, 0, s[32:33]
-  v_add_co_u32 v56, s[34:35], v44, v54
+  v_cndmask_b32_e64 v50, 0, 1, s[32:33]
+  v_cndmask_b32_e64 v51, 0, 0, s[32:33]
+  v_add_co_u32 v52, s[34:35], v40, v50
   s_nop 1
-  v_addc_co_u32 v57, s[34:35], v45, v55, s[34:35]
-  v_mul_hi_u32 v51, v56, 16
-  v_mul_lo_u32 v60, v56, 0
-  v_mul_lo_u32 v61, v57, 16
-  v_add_u32 v62, v51, v60
-  v_add_u32 v59, v62, v61
-  v_mul_lo_u32 v58, v56, 16
+  v_addc_co_u32 v53, s[34:35], v41, v51, s[34:35]
+  v_mul_hi_u32 v47, v52, 16
+  v_mul_lo_u32 v56, v52, 0
+  v_mul_lo_u32 v57, v53, 16
+  v_add_u32 v58, v47, v56
+  v_add_u32 v55, v58, v57
+  v_mul_lo_u32 v54, v52, 16
   s_mul_hi_u32 s38, s14, 4
   s_mul_i32 s39, s14, 0
   s_mul_i32 s40, s15, 4
@@ -783,42 +783,42 @@ kiln_row_sum_rowmajor:
   s_add_u32 s55, s52, s53
   s_add_u32 s51, s55, s54
   s_mul_i32 s50, s14, 2
-  v_mov_b32 v63, s50
-  v_add_co_u32 v64, s[56:57], v63, v6
-  v_mov_b32 v66, s51
+  v_mov_b32 v59, s50
+  v_add_co_u32 v60, s[56:57], v59, v6
+  v_mov_b32 v62, s51
   s_nop 0
-  v_addc_co_u32 v65, s[56:57], v66, v7, s[56:57]
+  v_addc_co_u32 v61, s[56:57], v62, v7, s[56:57]
   s_mul_hi_u32 s60, s14, 2
   s_mul_i32 s61, s14, 0
   s_mul_i32 s62, s15, 2
   s_add_u32 s63, s60, s61
   s_add_u32 s59, s63, s62
   s_mul_i32 s58, s14, 2
-  v_mov_b32 v67, s58
-  v_sub_co_u32 v68, s[64:65], v64, v67
-  v_mov_b32 v70, s59
+  v_mov_b32 v63, s58
+  v_sub_co_u32 v64, s[64:65], v60, v63
+  v_mov_b32 v66, s59
   s_nop 0
-  v_subb_co_u32 v69, s[64:65], v65, v70, s[64:65]
-  v_mov_b32 v71, s44
-  v_add_co_u32 v72, s[66:67], v71, v68
-  v_mov_b32 v74, s45
+  v_subb_co_u32 v65, s[64:65], v61, v66, s[64:65]
+  v_mov_b32 v67, s44
+  v_add_co_u32 v68, s[66:67], v67, v64
+  v_mov_b32 v70, s45
   s_nop 0
-  v_addc_co_u32 v73, s[66:67], v74, v69, s[66:67]
-  v_mul_hi_u32 v75, v72, 8
-  v_mul_lo_u32 v78, v72, 0
-  v_mul_lo_u32 v79, v73, 8
-  v_add_u32 v80, v75, v78
-  v_add_u32 v77, v80, v79
-  v_mul_lo_u32 v76, v72, 8
-  v_add_co_u32 v82, s[68:69], v58, v76
+  v_addc_co_u32 v69, s[66:67], v70, v65, s[66:67]
+  v_mul_hi_u32 v71, v68, 8
+  v_mul_lo_u32 v74, v68, 0
+  v_mul_lo_u32 v75, v69, 8
+  v_add_u32 v76, v71, v74
+  v_add_u32 v73, v76, v75
+  v_mul_lo_u32 v72, v68, 8
+  v_add_co_u32 v78, s[68:69], v54, v72
   s_nop 1
-  v_addc_co_u32 v83, s[68:69], v59, v77, s[68:69]
-  v_mov_b32 v81, s12
-  v_add_co_u32 v84, s[70:71], v81, v82
-  v_mov_b32 v86, s13
+  v_addc_co_u32 v79, s[68:69], v55, v73, s[68:69]
+  v_mov_b32 v77, s12
+  v_add_co_u32 v80, s[70:71], v77, v78
+  v_mov_b32 v82, s13
   s_nop 0
-  v_addc_co_u32 v85, s[70:71], v86, v83, s[70:71]
-  global_load_dwordx2 v[12:13], v[84:85], off sc0 sc1
+  v_addc_co_u32 v81, s[70:71], v82, v79, s[70:71]
+  global_load_dwordx2 v[12:13], v[80:81], off sc0 sc1
   s_waitcnt vmcnt(0)
   v_add_f64 v[14:15], v[10:11], v[12:13]
   v_mov_b32 v10, v14
@@ -834,47 +834,47 @@ kiln_row_sum_rowmajor:
   v_mul_hi_u32 v1, v20, 2
   v_mul_lo_u32 v24, v20, 0
   v_mul_lo_u32 v25, v21, 2
-  v_add_u32 v30, v1, v24
-  v_add_u32 v23, v30, v25
+  v_add_u32 v26, v1, v24
+  v_add_u32 v23, v26, v25
   v_mul_lo_u32 v22, v20, 2
-  v_sub_co_u32 v32, s[22:23], v12, v22
+  v_sub_co_u32 v28, s[22:23], v12, v22
   s_nop 1
-  v_subb_co_u32 v33, s[22:23], v13, v23, s[22:23]
-  v_cmp_gt_i64_e64 s[24:25], v[32:33], 0
+  v_subb_co_u32 v29, s[22:23], v13, v23, s[22:23]
+  v_cmp_gt_i64_e64 s[24:25], v[28:29], 0
   s_nop 1
-  v_cndmask_b32_e64 v34, 0, 1, s[24:25]
-  v_cndmask_b32_e64 v35, 0, 0, s[24:25]
-  v_add_co_u32 v36, s[26:27], v20, v34
+  v_cndmask_b32_e64 v30, 0, 1, s[24:25]
+  v_cndmask_b32_e64 v31, 0, 0, s[24:25]
+  v_add_co_u32 v32, s[26:27], v20, v30
   s_nop 1
-  v_addc_co_u32 v37, s[26:27], v21, v35, s[26:27]
-  v_ashrrev_i64 v[38:39], 63, v[36:37]
-  v_lshrrev_b64 v[40:41], 62, v[38:39]
-  v_add_co_u32 v42, s[28:29], v36, v40
+  v_addc_co_u32 v33, s[26:27], v21, v31, s[26:27]
+  v_ashrrev_i64 v[34:35], 63, v[32:33]
+  v_lshrrev_b64 v[36:37], 62, v[34:35]
+  v_add_co_u32 v38, s[28:29], v32, v36
   s_nop 1
-  v_addc_co_u32 v43, s[28:29], v37, v41, s[28:29]
-  v_ashrrev_i64 v[44:45], 2, v[42:43]
-  v_mul_hi_u32 v31, v44, 4
-  v_mul_lo_u32 v48, v44, 0
-  v_mul_lo_u32 v49, v45, 4
-  v_add_u32 v50, v31, v48
-  v_add_u32 v47, v50, v49
-  v_mul_lo_u32 v46, v44, 4
-  v_sub_co_u32 v52, s[30:31], v36, v46
+  v_addc_co_u32 v39, s[28:29], v33, v37, s[28:29]
+  v_ashrrev_i64 v[40:41], 2, v[38:39]
+  v_mul_hi_u32 v27, v40, 4
+  v_mul_lo_u32 v44, v40, 0
+  v_mul_lo_u32 v45, v41, 4
+  v_add_u32 v46, v27, v44
+  v_add_u32 v43, v46, v45
+  v_mul_lo_u32 v42, v40, 4
+  v_sub_co_u32 v48, s[30:31], v32, v42
   s_nop 1
-  v_subb_co_u32 v53, s[30:31], v37, v47, s[30:31]
-  v_cmp_gt_i64_e64 s[32:33], v[52:53], 0
+  v_subb_co_u32 v49, s[30:31], v33, v43, s[30:31]
+  v_cmp_gt_i64_e64 s[32:33], v[48:49], 0
   s_nop 1
-  v_cndmask_b32_e64 v54, 0, 1, s[32:33]
-  v_cndmask_b32_e64 v55, 0, 0, s[32:33]
-  v_add_co_u32 v56, s[34:35], v44, v54
+  v_cndmask_b32_e64 v50, 0, 1, s[32:33]
+  v_cndmask_b32_e64 v51, 0, 0, s[32:33]
+  v_add_co_u32 v52, s[34:35], v40, v50
   s_nop 1
-  v_addc_co_u32 v57, s[34:35], v45, v55, s[34:35]
-  v_mul_hi_u32 v51, v56, 16
-  v_mul_lo_u32 v60, v56, 0
-  v_mul_lo_u32 v61, v57, 16
-  v_add_u32 v62, v51, v60
-  v_add_u32 v59, v62, v61
-  v_mul_lo_u32 v58, v56, 16
+  v_addc_co_u32 v53, s[34:35], v41, v51, s[34:35]
+  v_mul_hi_u32 v47, v52, 16
+  v_mul_lo_u32 v56, v52, 0
+  v_mul_lo_u32 v57, v53, 16
+  v_add_u32 v58, v47, v56
+  v_add_u32 v55, v58, v57
+  v_mul_lo_u32 v54, v52, 16
   s_mul_hi_u32 s38, s14, 4
   s_mul_i32 s39, s14, 0
   s_mul_i32 s40, s15, 4
@@ -895,42 +895,42 @@ kiln_row_sum_rowmajor:
   s_add_u32 s55, s52, s53
   s_add_u32 s51, s55, s54
   s_mul_i32 s50, s14, 2
-  v_mov_b32 v63, s50
-  v_add_co_u32 v64, s[56:57], v63, v6
-  v_mov_b32 v66, s51
+  v_mov_b32 v59, s50
+  v_add_co_u32 v60, s[56:57], v59, v6
+  v_mov_b32 v62, s51
   s_nop 0
-  v_addc_co_u32 v65, s[56:57], v66, v7, s[56:57]
+  v_addc_co_u32 v61, s[56:57], v62, v7, s[56:57]
   s_mul_hi_u32 s60, s14, 2
   s_mul_i32 s61, s14, 0
   s_mul_i32 s62, s15, 2
   s_add_u32 s63, s60, s61
   s_add_u32 s59, s63, s62
   s_mul_i32 s58, s14, 2
-  v_mov_b32 v67, s58
-  v_sub_co_u32 v68, s[64:65], v64, v67
-  v_mov_b32 v70, s59
+  v_mov_b32 v63, s58
+  v_sub_co_u32 v64, s[64:65], v60, v63
+  v_mov_b32 v66, s59
   s_nop 0
-  v_subb_co_u32 v69, s[64:65], v65, v70, s[64:65]
-  v_mov_b32 v71, s44
-  v_add_co_u32 v72, s[66:67], v71, v68
-  v_mov_b32 v74, s45
+  v_subb_co_u32 v65, s[64:65], v61, v66, s[64:65]
+  v_mov_b32 v67, s44
+  v_add_co_u32 v68, s[66:67], v67, v64
+  v_mov_b32 v70, s45
   s_nop 0
-  v_addc_co_u32 v73, s[66:67], v74, v69, s[66:67]
-  v_mul_hi_u32 v75, v72, 8
-  v_mul_lo_u32 v78, v72, 0
-  v_mul_lo_u32 v79, v73, 8
-  v_add_u32 v80, v75, v78
-  v_add_u32 v77, v80, v79
-  v_mul_lo_u32 v76, v72, 8
-  v_add_co_u32 v82, s[68:69], v58, v76
+  v_addc_co_u32 v69, s[66:67], v70, v65, s[66:67]
+  v_mul_hi_u32 v71, v68, 8
+  v_mul_lo_u32 v74, v68, 0
+  v_mul_lo_u32 v75, v69, 8
+  v_add_u32 v76, v71, v74
+  v_add_u32 v73, v76, v75
+  v_mul_lo_u32 v72, v68, 8
+  v_add_co_u32 v78, s[68:69], v54, v72
   s_nop 1
-  v_addc_co_u32 v83, s[68:69], v59, v77, s[68:69]
-  v_mov_b32 v81, s12
-  v_add_co_u32 v84, s[70:71], v81, v82
-  v_mov_b32 v86, s13
+  v_addc_co_u32 v79, s[68:69], v55, v73, s[68:69]
+  v_mov_b32 v77, s12
+  v_add_co_u32 v80, s[70:71], v77, v78
+  v_mov_b32 v82, s13
   s_nop 0
-  v_addc_co_u32 v85, s[70:71], v86, v83, s[70:71]
-  global_load_dwordx2 v[12:13], v[84:85], off sc0 sc1
+  v_addc_co_u32 v81, s[70:71], v82, v79, s[70:71]
+  global_load_dwordx2 v[12:13], v[80:81], off sc0 sc1
   s_waitcnt vmcnt(0)
   v_add_f64 v[14:15], v[10:11], v[12:13]
   v_mov_b32 v10, v14
@@ -976,9 +976,9 @@ kiln_row_sum_rowmajor:
   .amdhsa_system_sgpr_workgroup_id_y 1
   .amdhsa_system_sgpr_workgroup_id_z 0
   .amdhsa_system_vgpr_workitem_id 1
-  .amdhsa_next_free_vgpr 88
+  .amdhsa_next_free_vgpr 84
   .amdhsa_next_free_sgpr 72
-  .amdhsa_accum_offset 88
+  .amdhsa_accum_offset 84
   .amdhsa_group_segment_fixed_size 1024
 .end_amdhsa_kernel
 
@@ -994,7 +994,7 @@ amdhsa.kernels:
     .private_segment_fixed_size: 0
     .wavefront_size: 64
     .sgpr_count: 72
-    .vgpr_count: 88
+    .vgpr_count: 84
     .agpr_count: 0
     .max_flat_workgroup_size: 128
     .args:

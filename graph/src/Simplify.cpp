@@ -3,6 +3,10 @@
 #include "kiln/graph/Error.h"
 #include "kiln/graph/Evaluate.h"
 
+#include <cmath>
+#include <limits>
+#include <optional>
+
 namespace kiln {
 
 using namespace expr;
@@ -82,6 +86,25 @@ ExprPtr binaryLike(ExprPtr const& node, BinaryOp op, ExprPtr const& lhs, ExprPtr
 }
 
 ExprPtr rewriteBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs, ExprPtr const& node);
+
+// 1 / c for a literal c = +-2^k of f32 or f64 whose reciprocal is a normal number of its type:
+// x / c and x * (1 / c) are then the same real number, rounded once, for every x.
+std::optional<ExprPtr> exactReciprocal(ExprPtr const& c) {
+    Value const v = evaluate(*c);
+    if (v.type != DataType::F32 && v.type != DataType::F64)
+        return std::nullopt;
+    int exponent = 0;
+    if (!std::isfinite(v.f) || std::abs(std::frexp(v.f, &exponent)) != 0.5)
+        return std::nullopt;
+    double const r = 1.0 / v.f;
+    double const smallest = v.type == DataType::F32 ? std::numeric_limits<float>::min()
+                                                    : std::numeric_limits<double>::min();
+    double const largest = v.type == DataType::F32 ? std::numeric_limits<float>::max()
+                                                   : std::numeric_limits<double>::max();
+    if (std::abs(r) < smallest || std::abs(r) > largest)
+        return std::nullopt;
+    return constant(Value::real(r, v.type), isWeak(*c));
+}
 
 // k where `lhs op rhs` divides (x * c) by d, c = k * d, in 64-bit integers: the product is then an
 // exact multiple of d, so (x * c) / d = ceildiv(x * c, d) = x * k for every x
@@ -166,6 +189,10 @@ ExprPtr rewriteBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs, ExprPtr const& node
             return simplifyBinary(BinaryOp::Multiply, b->lhs, fold(b->rhs * rhs));
         break;
     case BinaryOp::Divide:
+        // x / 2^k -> x * 2^-k in floating point (a mean over a row of known length).
+        if (auto const r = !integer && isLiteral(rhs) ? exactReciprocal(rhs) : std::nullopt)
+            return simplifyBinary(BinaryOp::Multiply, lhs, *r);
+        [[fallthrough]];
     case BinaryOp::CeilDivide:
         if (isIntLiteral(rhs, 1))
             return lhs;

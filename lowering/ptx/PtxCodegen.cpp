@@ -307,7 +307,7 @@ void PtxCodegen::reduceRows(Operation const& o, Held& held, Reduction const& r) 
         writer_.instruction(fmt::format("add.s64 {}, {}, 1", p, p));
         writer_.instruction(fmt::format("bra.uni {}", top));
         writer_.label(done);
-        setReduced(held, c, sum, r);
+        reduced(held, c, sum, r);
         writer_.popScope();
     }
 }

@@ -186,20 +186,9 @@ std::string PtxCodegen::readWorkspace(DataType type, ExprPtr const& offset) {
 }
 
 void PtxCodegen::setReduced(Held& held, std::size_t c, std::string const& acc, Reduction const& r) {
-    std::string value = acc;
-    if (r.divisor) {
-        KILN_ASSERT(r.accumulator == DataType::F64 || r.accumulator == DataType::F32,
-                    "a mean in {}", name(r.accumulator));
-        PtxType const t = registerType(r.accumulator);
-        std::string const length = writer_.newRegister(t);
-        value = writer_.newRegister(t);
-        writer_.instruction(fmt::format("cvt.rn{}.s64 {}, {}", ptxName(t), length,
-                                        writer_.emitIndex(simplify(r.divisor), bindings())));
-        writer_.instruction(fmt::format("div.rn{} {}, {}, {}", ptxName(t), value, acc, length));
-    }
     writer_.instruction(fmt::format("mov{} {}, {}", ptxName(registerType(held.type)),
                                     held.registers[c],
-                                    writer_.convert(value, r.accumulator, held.type)));
+                                    writer_.convert(acc, r.accumulator, held.type)));
 }
 
 } // namespace kiln::lowering::detail

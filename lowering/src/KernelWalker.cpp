@@ -379,7 +379,7 @@ void KernelWalker<Register>::reduce(Id op, Operation const& o) {
     DataType const element = graph_.coordinates.node(source).dtype.value_or(h.type);
     DataType const accumulator = accumulatorOf(element, h.type);
     Reduction r{source, view, sourceAxes, destAxes, shape.back(), element, accumulator, nullptr};
-    // A mean is a sum that setReduced() divides by the row's length.
+    // A mean is a sum that reduced() divides by the row's length.
     Operation summed = o;
     if (o.combine == Combine::Mean) {
         if (!isFloat(accumulator))
@@ -410,6 +410,23 @@ void KernelWalker<Register>::reduce(Id op, Operation const& o) {
                                     "written for rows that workitems share (COOP=1)",
                                     source));
     reduceRows(summed, h, r);
+}
+
+template <class Register>
+void KernelWalker<Register>::reduced(Held<Register>& held, std::size_t c, Register const& acc,
+                                     Reduction const& r) {
+    if (!r.divisor)
+        return setReduced(held, c, acc, r);
+    KILN_ASSERT(r.accumulator == DataType::F64 || r.accumulator == DataType::F32, "a mean in {}",
+                name(r.accumulator));
+    auto const length = atKnownSizes(r.divisor);
+    ExprPtr const quotient = simplify(
+        leaf(acc, r.accumulator) / convert(r.accumulator, length ? literal(*length) : r.divisor));
+    Register const mean = materialize(quotient, r.accumulator, held.elements[c]);
+    leaves_.erase(-static_cast<Id>(leaves_.size())); // the leaf of acc, the last one made
+    Reduction divided = r;
+    divided.divisor = nullptr;
+    setReduced(held, c, mean, divided);
 }
 
 template <class Register>

@@ -301,8 +301,9 @@ protected:
     /// in each body (shifted_), so that the target issues a chunk's loads before the
     /// arithmetic of the one before: the layer norm of 8192 x 8192 f16 over 256 lanes a row,
     /// 92.7 -> 91.7 us on the H100 (bench/results/2026-11-27-h100-layernorm.md).
+    /// The body is given the chunk's index where it is written out.
     void forEachChunk(CooperativeRows const& rows, ExprPtr const& chunks,
-                      std::function<void()> const& body);
+                      std::function<void(std::optional<std::int64_t>)> const& body);
     static constexpr std::int64_t kWrittenOutChunks = 4;
     LoopLabels beginChunks(CooperativeRows const& rows, ExprPtr const& chunks);
     void endChunks(LoopLabels const& labels, CooperativeRows const& rows);
@@ -376,9 +377,10 @@ protected:
     /// Whether a loop over `chunks` runs once for the problem the kernel is made for
     /// (CodegenOptions::sizes): its counter is then 0 in every index (shifted_), and the rows a
     /// pass loads are held for the next passes (rowsHeld_) instead of read again.
-    bool singleChunk(ExprPtr const& chunks) const { return knownChunks(chunks) == 1; }
-    /// How many times a loop over `chunks` runs for the problem the kernel is made for, if it is.
-    std::optional<std::int64_t> knownChunks(ExprPtr const& chunks) const;
+    bool singleChunk(ExprPtr const& chunks) const { return atKnownSizes(chunks) == 1; }
+    /// The value of `e` (an integer expression of the sizes) for the problem the kernel is made
+    /// for, if it is made for one.
+    std::optional<std::int64_t> atKnownSizes(ExprPtr const& e) const;
     /// Loaded parts of rows kept for the next pass where every pass is a single chunk.
     std::map<Id, Held<Register>> rowsHeld_;
     bool holdingRows_ = false; ///< in a single-chunk pass: loaded rows are kept in rowsHeld_
@@ -601,10 +603,15 @@ protected:
     /// (reductionScratchBytes()) written with acc, or read,
     virtual void writeScratch(Register const& acc, DataType type, ExprPtr const& slot) = 0;
     virtual Register readScratch(DataType type, ExprPtr const& slot) = 0;
-    /// and element `c` of `held` = acc (of `r.accumulator`, divided by `r.divisor` for a mean),
-    /// converted to the dest's type; reduceRows() ends each row with it too.
+    /// and element `c` of `held` = acc (of `r.accumulator`), converted to the dest's type;
+    /// reduceRows() ends each row with reduced(), which calls it.
     virtual void setReduced(Held<Register>& held, std::size_t c, Register const& acc,
                             Reduction const& r) = 0;
+    /// Element `c` of `held` = acc, divided by the row's length for a mean (`r.divisor`: a
+    /// constant where the kernel is made for its sizes, which simplify() makes a product where
+    /// it is a power of two: the f64 divisions between a layer norm's passes cost about 1 us of
+    /// 90 on the H100), through the target's setReduced().
+    void reduced(Held<Register>& held, std::size_t c, Register const& acc, Reduction const& r);
     /// A row split over workgroups (combineParts()): the workspace's bytes at `offset` written
     /// with acc (of `type`) where every one of `conditions` holds, visible to the workgroups
     /// that arrive after this one (arriveLast()),

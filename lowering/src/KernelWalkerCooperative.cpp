@@ -42,15 +42,16 @@ IndexSolution KernelWalker<Register>::chunkElement(IndexSolution const& row, Red
 }
 
 template <class Register>
-void KernelWalker<Register>::forEachChunk(CooperativeRows const& rows, ExprPtr const& chunks,
-                                          std::function<void()> const& body) {
-    if (auto const count = knownChunks(chunks); count && *count <= kWrittenOutChunks) {
+void KernelWalker<Register>::forEachChunk(
+    CooperativeRows const& rows, ExprPtr const& chunks,
+    std::function<void(std::optional<std::int64_t>)> const& body) {
+    if (auto const count = atKnownSizes(chunks); count && *count <= kWrittenOutChunks) {
         auto const outer = shifted_.find(rows.chunk);
         std::optional<ExprPtr> const before =
             outer != shifted_.end() ? std::optional(outer->second) : std::nullopt;
         for (std::int64_t c = 0; c < *count; ++c) {
             shifted_[rows.chunk] = literal(c);
-            body();
+            body(c);
         }
         if (before)
             shifted_[rows.chunk] = *before;
@@ -59,7 +60,7 @@ void KernelWalker<Register>::forEachChunk(CooperativeRows const& rows, ExprPtr c
         return;
     }
     LoopLabels const labels = beginChunks(rows, chunks);
-    body();
+    body(std::nullopt);
     endChunks(labels, rows);
 }
 
@@ -167,7 +168,7 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
     std::vector<Register> accs;
     for (std::size_t c = 0; c < rowCount; ++c)
         accs.push_back(combineIdentity(o.combine, r.accumulator));
-    forEachChunk(rows, chunks, [&] {
+    forEachChunk(rows, chunks, [&](std::optional<std::int64_t>) {
         Held<Register> part;
         part.type = r.element;
         std::vector<std::size_t> rowOf; // the held row of each of the part's elements
@@ -193,7 +194,7 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
     if (rows.parts)
         totals = combineParts(o.combine, r, rows, held, totals);
     for (std::size_t c = 0; c < held.elements.size(); ++c) {
-        setReduced(held, c, totals[c], r);
+        reduced(held, c, totals[c], r);
         // Every workitem of the row holds its value; one stores it.
         held.elements[c].conditions.push_back(binary(BinaryOp::Equal, lane, literal(0)));
     }
@@ -351,8 +352,9 @@ Register KernelWalker<Register>::rowElement(Reduction const& r, Held<Register> c
     template Register KernelWalker<Register>::rowElement(Reduction const&, Held<Register> const&,  \
                                                          std::size_t, Register const&);            \
     template bool KernelWalker<Register>::rowsReadAgain() const;                                   \
-    template void KernelWalker<Register>::forEachChunk(CooperativeRows const&, ExprPtr const&,     \
-                                                       std::function<void()> const&);              \
+    template void KernelWalker<Register>::forEachChunk(                                            \
+        CooperativeRows const&, ExprPtr const&,                                                    \
+        std::function<void(std::optional<std::int64_t>)> const&);                                  \
     template LoopLabels KernelWalker<Register>::beginChunks(CooperativeRows const&,                \
                                                             ExprPtr const&);                       \
     template void KernelWalker<Register>::endChunks(LoopLabels const&, CooperativeRows const&);

@@ -94,13 +94,13 @@ bool KernelWalker<Register>::everyRowReads(Id memory) const {
 }
 
 template <class Register>
-std::optional<std::int64_t> KernelWalker<Register>::knownChunks(ExprPtr const& chunks) const {
+std::optional<std::int64_t> KernelWalker<Register>::atKnownSizes(ExprPtr const& e) const {
     if (options_.sizes.empty())
         return std::nullopt;
     Bindings sizes;
     sizes.sizes = options_.sizes;
     try {
-        return evaluateInt(*chunks, BindingsEnvironment(sizes));
+        return evaluateInt(*e, BindingsEnvironment(sizes));
     } catch (std::exception const&) { // a size the problem does not give
         return std::nullopt;
     }
@@ -213,7 +213,7 @@ void KernelWalker<Register>::storeRows(Id value, Id memory, bool roundedByStore)
     }
     hoistingRows_ = true;
     std::int64_t const width = sizes.empty() ? steps : sizes.back();
-    forEachChunk(*rows, chunks, [&] {
+    forEachChunk(*rows, chunks, [&](std::optional<std::int64_t>) {
         for (std::int64_t first = 0; first < steps; first += width) {
             Held<Register> part;
             part.type = roundedByStore
@@ -330,7 +330,7 @@ ExprPtr KernelWalker<Register>::withRowInvariants(ExprPtr const& e, Id value,
     template Held<Register> KernelWalker<Register>::partLike(Id, Id, Held<Register> const&) const; \
     template void KernelWalker<Register>::computeRowPart(Id, Held<Register>&);                     \
     template void KernelWalker<Register>::storeRows(Id, Id, bool);                                 \
-    template std::optional<std::int64_t> KernelWalker<Register>::knownChunks(ExprPtr const&)       \
+    template std::optional<std::int64_t> KernelWalker<Register>::atKnownSizes(ExprPtr const&)      \
         const;                                                                                     \
     template bool KernelWalker<Register>::everyRowReads(Id) const;                                 \
     template std::optional<Register> KernelWalker<Register>::broadcastValue(                       \

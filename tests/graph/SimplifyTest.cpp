@@ -7,6 +7,7 @@
 #include "kiln/graph/ExpressionText.h"
 
 #include <array>
+#include <cmath>
 #include <functional>
 #include <gtest/gtest.h>
 #include <map>
@@ -41,6 +42,21 @@ TEST(Simplify, FoldsConstants) {
 TEST(Simplify, KeepsErrorsVisible) {
     EXPECT_EQ(simplified(lit(1) / lit(0)), "1 / 0");
     EXPECT_EQ(simplified(i() + lit(4) % lit(0)), "index#1 + 4 % 0");
+}
+
+// A floating-point division by a power of two is a product with its reciprocal: the same
+// number, rounded once, for every dividend. Other divisors stay, and so does one whose
+// reciprocal is not a normal number of its type (2^127 in f32), and integer division.
+TEST(Simplify, DividesByAPowerOfTwoAsAProduct) {
+    ExprPtr const x = argument("x", DT::F32);
+    EXPECT_EQ(simplified(x / literal(Value::real(8192, DT::F32))), "x * f32(0.0001220703125)");
+    EXPECT_EQ(simplified(x / literal(Value::real(-0.5, DT::F32))), "x * f32(-2.0)");
+    EXPECT_EQ(simplified(x / literal(Value::real(3, DT::F32))), "x / f32(3.0)");
+    EXPECT_EQ(simplified(x / literal(Value::real(std::ldexp(1.0, 127), DT::F32))),
+              "x / f32(1.7014118346046923e+38)");
+    EXPECT_EQ(simplified(i() / lit(8)), "index#1 / 8");
+    ExprPtr const mean = argument("s", DT::F64) / convert(DT::F64, lit(4096));
+    EXPECT_EQ(simplified(mean), "s * f64(0.000244140625)");
 }
 
 TEST(Simplify, IntegerIdentities) {

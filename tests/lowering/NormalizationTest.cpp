@@ -223,6 +223,11 @@ TEST(NormalizationForItsSizes, TheLayerNormOfWholeRowsHasNoMasks) {
     EXPECT_EQ(occurrences(whole.code, "trap;"), 1u);
     EXPECT_EQ(whole.assumptions, (std::vector<std::string>{"M == 8192", "N == 8192"}));
     EXPECT_EQ(occurrences(whole.code, "sqrt.rn.f32"), 1u);
+    // Welford's counts and weights are constants of the written-out chunks, and the row's length
+    // a power of two: no division, the means are products (of 1/16 a chunk, 1/8192 a row).
+    EXPECT_EQ(occurrences(whole.code, "div."), 0u);
+    EXPECT_EQ(occurrences(whole.code, ", 0f3D800000;"), 2u);         // 1/16
+    EXPECT_EQ(occurrences(whole.code, ", 0d3F20000000000000;"), 2u); // 1/8192
     // Y's 16 elements a chunk (two, written out), each rounded to f16 once, by its store (not
     // also when computed, and back to f32 for the store to round again).
     EXPECT_EQ(occurrences(whole.code, "cvt.rn.f16.f32"), 32u);

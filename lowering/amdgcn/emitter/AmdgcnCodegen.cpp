@@ -250,7 +250,7 @@ void AmdgcnKernelWriter::reduceRows(Operation const& o, Held& held, Reduction co
         b_.op("s_addc_u32", {p.sub(1)}, {p.sub(1), gcn::Value::literal(0)});
         b_.op("s_branch", {}, {gcn::Value::label(top)});
         b_.add(gcn::Instruction::label(done));
-        setReduced(held, c, acc, r);
+        reduced(held, c, acc, r);
     }
 }
 

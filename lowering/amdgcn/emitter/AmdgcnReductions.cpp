@@ -15,7 +15,7 @@ namespace kiln::lowering::detail {
 
 namespace {
 
-// A mean combines as a sum (setReduced() divides it).
+// A mean combines as a sum (reduced() divides it).
 BinaryOp combineOp(Combine combine) {
     return combine == Combine::Sum || combine == Combine::Mean ? BinaryOp::Add
            : combine == Combine::Max                           ? BinaryOp::Max
@@ -227,16 +227,7 @@ gcn::Value AmdgcnKernelWriter::readWorkspace(DataType type, ExprPtr const& offse
 void AmdgcnKernelWriter::setReduced(Held& held, std::size_t c, gcn::Value const& acc,
                                     Reduction const& r) {
     gcn::ExpressionGenerator gen(b_, leaves());
-    gcn::Value value = acc;
-    if (r.divisor) {
-        KILN_ASSERT(r.accumulator == DataType::F64 || r.accumulator == DataType::F32,
-                    "a mean in {}", name(r.accumulator));
-        ExprPtr const length = simplify(r.divisor);
-        value = gen.binary(BinaryOp::Divide, acc,
-                           gen.convert(gen.generate(length), resultType(*length), r.accumulator),
-                           r.accumulator);
-    }
-    held.registers[c] = b_.toVector(gen.convert(value, r.accumulator, held.type), held.type);
+    held.registers[c] = b_.toVector(gen.convert(acc, r.accumulator, held.type), held.type);
     flush();
 }
 

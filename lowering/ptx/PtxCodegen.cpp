@@ -93,7 +93,7 @@ void PtxCodegen::prologue(EmittedKernel const& kernel) {
 // are never missing) holds at every launch that runs. Past the trap each size is its constant
 // (a register moved from it, not the parameter), which ptxas folds into the indices and the
 // loop bounds: a layer norm of 8192 x 8192 f16, 94.4 -> 92.7 us on the H100
-// (bench/results/2026-11-27-h100-layernorm.md).
+// (bench/results/2026-11-26-h100-eighth-layernorm.md).
 void PtxCodegen::assumeKnownSizes() {
     std::map<std::string, std::int64_t> known;
     std::vector<ExprPtr> conditions;

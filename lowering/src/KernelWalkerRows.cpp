@@ -139,7 +139,7 @@ void KernelWalker<Register>::computeRowPart(Id value, Held<Register>& part) {
         // An operand every row reads stays in L1; the store's pass (hoistingRows_) reads a row
         // for the last time: 90.1 us for the layer norm of 8192 x 8192 f16 on the H100, where
         // keeping the first pass's rows in L2 instead took 91.7 us
-        // (bench/results/2026-11-27-h100-layernorm.md).
+        // (bench/results/2026-11-26-h100-eighth-layernorm.md).
         Id const memory = graph_.mapping.get(op, role::source);
         Reuse const outer = reuse_;
         if (everyRowReads(memory))

@@ -350,6 +350,14 @@ private:
     std::size_t sharedBytes_ = 0;
     std::optional<std::size_t> scratchOffset_; ///< the reduction scratch's place in kiln_shared
     std::string halves_[2]; ///< the two 16-bit halves of the word being packed or unpacked
+    /// A 16-bit element loaded into an f32 register: its word, which half, its type (again()).
+    struct LoadedHalf {
+        std::string word;
+        std::size_t half;
+        DataType stored;
+    };
+    std::map<std::string, LoadedHalf> loadedHalves_; ///< by the element's register
+    std::string again(std::string const& r) override;
     /// Words preload() loaded, by access (tensor, offset, width), and how many.
     std::map<std::string, std::vector<std::string>> preloaded_;
     std::size_t preloadedWords_ = 0;

@@ -323,6 +323,8 @@ void PtxCodegen::vector(Held& held, std::size_t start, std::size_t width, DataTy
             writer_.instruction(fmt::format("mov{} {}, {}", ptxName(registerType(held.type)),
                                             held.registers[start + k],
                                             writer_.convert(value, stored, held.type)));
+            if (half && held.type == stored)
+                loadedHalves_[held.registers[start + k]] = {words[k / 2], k % 2, stored};
         }
         return;
     }
@@ -344,6 +346,19 @@ void PtxCodegen::vector(Held& held, std::size_t start, std::size_t width, DataTy
         half ? ".b32" : memoryType(stored));
     writer_.instruction(
         fmt::format("{}{} [{}], {}", guard.empty() ? "" : "@" + guard + " ", op, address, list));
+}
+
+// A 16-bit element widened again from the word it was loaded in: the word is what stays live.
+std::string PtxCodegen::again(std::string const& r) {
+    auto const loaded = loadedHalves_.find(r);
+    if (loaded == loadedHalves_.end())
+        return r;
+    std::string const low = writer_.newRegister(PtxType::B16),
+                      high = writer_.newRegister(PtxType::B16),
+                      value = writer_.newRegister(PtxType::F32);
+    writer_.instruction(fmt::format("mov.b32 {{{}, {}}}, {}", low, high, loaded->second.word));
+    widen(value, loaded->second.half == 0 ? low : high, loaded->second.stored);
+    return value;
 }
 
 std::pair<std::vector<std::string>, std::string> PtxCodegen::newWords(std::size_t width,

@@ -92,7 +92,7 @@ template <class Register>
 void KernelWalker<Register>::readRowPart(Reduction const& r, RowPass const& pass, bool computed,
                                          bool loadedOut, Held<Register>& part,
                                          std::vector<std::vector<ExprPtr>>& where) {
-    reuse_ = !pass.single && rowsReadAgain() ? Reuse::Again : Reuse::None;
+    reuse_ = !pass.held && rowsReadAgain() ? Reuse::Again : Reuse::None;
     struct Reset {
         Reuse& reuse;
         ~Reset() { reuse = Reuse::None; }
@@ -107,7 +107,7 @@ void KernelWalker<Register>::readRowPart(Reduction const& r, RowPass const& pass
         computeRowPart(r.source, part);
         return;
     }
-    if (pass.single && graph_.control.node(r.view).kind == OperationKind::LoadTiled) {
+    if (pass.held && graph_.control.node(r.view).kind == OperationKind::LoadTiled) {
         computeRowPart(r.source, part); // loaded, or held from an earlier pass
     } else {
         allocate(r.source, part);
@@ -137,12 +137,9 @@ RowPass KernelWalker<Register>::beginRowPass(Held<Register> const& held, Reducti
                 throw UserError(fmt::format("the Reduce's result differs between the workitems "
                                             "(#{}) that share its rows",
                                             rows.lanes));
-    // A row of a single chunk for this problem: its loads are held for the next passes.
-    pass.single = singleChunk(pass.chunks);
-    if (pass.single) {
-        shifted_[rows.chunk] = literal(0);
-        holdingRows_ = true;
-    }
+    // Chunks written out for this problem: their loads are held for the next passes.
+    pass.held = heldRows(pass.chunks);
+    holdingRows_ = pass.held;
     return pass;
 }
 

@@ -114,7 +114,7 @@ void KernelWalker<Register>::computeRowPart(Id value, Held<Register>& part) {
             throw UserError(fmt::format("value#{} is read again along its rows from a {}; only "
                                         "a tensor in global memory is written",
                                         value, name(graph_.control.node(op).kind)));
-        // Loaded by an earlier pass (every pass a single chunk), which held these elements
+        // Loaded by an earlier pass (the chunks written out), which held these elements
         // among its own: each element's register is the held one at the same place.
         auto const valueAxes = axes(value);
         if (auto held = rowsHeld_.find(value); held != rowsHeld_.end()) {
@@ -129,7 +129,7 @@ void KernelWalker<Register>::computeRowPart(Id value, Held<Register>& part) {
                 if (at == theirs.end())
                     break;
                 registers.push_back(
-                    held->second.registers[static_cast<std::size_t>(at - theirs.begin())]);
+                    again(held->second.registers[static_cast<std::size_t>(at - theirs.begin())]));
             }
             if (registers.size() == part.elements.size()) {
                 part.registers = std::move(registers);
@@ -149,8 +149,13 @@ void KernelWalker<Register>::computeRowPart(Id value, Held<Register>& part) {
         allocate(value, part);
         move(value, part, memory, /*isLoad=*/true);
         reuse_ = outer;
-        if (holdingRows_)
-            rowsHeld_.insert_or_assign(value, part);
+        if (holdingRows_) { // beside the parts of the chunks before
+            Held<Register>& kept = rowsHeld_.try_emplace(value, Held<Register>{}).first->second;
+            kept.type = part.type;
+            kept.elements.insert(kept.elements.end(), part.elements.begin(), part.elements.end());
+            kept.registers.insert(kept.registers.end(), part.registers.begin(),
+                                  part.registers.end());
+        }
         return;
     }
     auto const assignment = rowAssigns_.find(value);
@@ -189,7 +194,7 @@ void KernelWalker<Register>::computeRowPart(Id value, Held<Register>& part) {
 // their rows and stored, the missing ones at the row's end masked, one step (VEC elements, a
 // vector access) at a time: the step's other operands (a layer norm's gamma and beta) are loaded,
 // its result computed and stored before the next step's, so that a step's worth of each, not
-// UNROLL steps', is live beside the rows a single-chunk kernel holds (86 registers at 512 lanes
+// UNROLL steps', is live beside the rows a held-row kernel holds (86 registers at 512 lanes
 // x 16 elements, one workgroup a multiprocessor, where 64 let two run).
 template <class Register>
 void KernelWalker<Register>::storeRows(Id value, Id memory, bool roundedByStore) {
@@ -206,11 +211,7 @@ void KernelWalker<Register>::storeRows(Id value, Id memory, bool roundedByStore)
     if (!chunks)
         throw UserError(
             fmt::format("the chunks of value#{}'s rows (#{}) have no size", value, rows->chunk));
-    bool const single = singleChunk(chunks);
-    if (single) {
-        shifted_[rows->chunk] = literal(0);
-        holdingRows_ = true;
-    }
+    holdingRows_ = heldRows(chunks);
     hoistingRows_ = true;
     std::int64_t const width = sizes.empty() ? steps : sizes.back();
     forEachChunk(*rows, chunks, [&](std::optional<std::int64_t>) {

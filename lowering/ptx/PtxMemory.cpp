@@ -291,8 +291,10 @@ void PtxCodegen::move(Id value, Held& held, Id memory, bool isLoad) {
     writer_.label(slow);
     writer_.pushScope();
     std::fill(addresses.begin(), addresses.end(), std::string());
-    for (std::size_t c = 0; c < count; ++c)
+    for (std::size_t c = 0; c < count; ++c) {
         scalar(c, writer_.emitConditions(conditions[c], b));
+        loadedHalves_.erase(held.registers[c]); // not always from the fast path's word
+    }
     writer_.popScope();
     writer_.label(done);
 }
@@ -323,7 +325,9 @@ void PtxCodegen::vector(Held& held, std::size_t start, std::size_t width, DataTy
             writer_.instruction(fmt::format("mov{} {}, {}", ptxName(registerType(held.type)),
                                             held.registers[start + k],
                                             writer_.convert(value, stored, held.type)));
-            if (half && held.type == stored)
+            // Where the load always runs, the element is its word's half (again()); a guarded
+            // one is loaded element by element where it does not.
+            if (half && held.type == stored && guard.empty())
                 loadedHalves_[held.registers[start + k]] = {words[k / 2], k % 2, stored};
         }
         return;

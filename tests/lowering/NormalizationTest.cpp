@@ -181,6 +181,24 @@ TEST(NormalizationHeldRows, ARowOfFewChunksIsReadOnce) {
     }
 }
 
+// A held f16 element is kept as its 32-bit word and widened again where the store's pass reads it
+// (PtxCodegen::again()) only where the word's load always runs: at a row's ragged end (N = 1000,
+// N = 1) an element may come from an element-by-element load instead, so the widened f32 is
+// held (re-reading the word there read garbage: every masked case failed on the H100).
+TEST(NormalizationHeldRows, AnElementIsWidenedAgainOnlyFromALoadThatAlwaysRan) {
+    Params const params = cooperative({{"ROWS", 1}, {"LANES", 256}, {"VEC", 4}});
+    KernelGraph const graph = lowered("softmax-f16.json", "reduction.pipeline.json", params);
+    auto const unpacksInTheStore = [&](std::int64_t n) {
+        lowering::CodegenOptions options{.target = "sm_90a", .schedule = params};
+        options.sizes = {{"M", 33}, {"N", n}};
+        std::string const code = lowering::emitKernel(graph, options).code;
+        return occurrences(code.substr(code.rfind("bar.sync")), "mov.b32 {");
+    };
+    EXPECT_EQ(unpacksInTheStore(1024), 4u); // four elements, each from its word
+    EXPECT_EQ(unpacksInTheStore(1000), 0u);
+    EXPECT_EQ(unpacksInTheStore(1), 0u);
+}
+
 // The held-row layer norm of issue 19's 8192 x 8192 f16 matrix (a row of 8192 in one chunk of
 // 512 lanes x 2 steps of 8, X read once) fits two workgroups a multiprocessor: at most 64
 // registers, no spills. Its store's pass loaded gamma and beta for both steps before computing

@@ -130,6 +130,11 @@ private:
     // The bits to store for `value` (held as `type`) in memory of type `stored`.
     std::string storable(std::string const& value, DataType type, DataType stored);
     void move(Id value, Held& held, Id memory, bool isLoad) override;
+    void moveElements(Id value, Held& held, Id memory, bool isLoad);
+    /// A held row's 16-bit elements that no load always left as a word's halves (a masked row
+    /// end: loaded element by element, or by a guarded vector load) packed into words once the
+    /// load is done, so that the row is held as words there too (again()).
+    void holdAsWords(Held const& held, DataType stored);
     void vector(Held& held, std::size_t start, std::size_t width, DataType stored,
                 std::string const& address, bool isLoad, std::string_view space = ".global",
                 std::string const& guard = "", std::vector<std::string> const* loaded = nullptr);

@@ -157,9 +157,31 @@ bool PtxCodegen::streamed(Id op, Id dest) const {
     return true;
 }
 
+void PtxCodegen::move(Id value, Held& held, Id memory, bool isLoad) {
+    moveElements(value, held, memory, isLoad);
+    if (isLoad && holdingRows_)
+        holdAsWords(held, tensorType(memory));
+}
+
+void PtxCodegen::holdAsWords(Held const& held, DataType stored) {
+    if (!isHalf(stored) || held.type != stored)
+        return;
+    for (std::size_t c = 0; c + 1 < held.registers.size(); c += 2) {
+        std::string const &first = held.registers[c], &second = held.registers[c + 1];
+        if (loadedHalves_.contains(first) && loadedHalves_.contains(second))
+            continue;
+        std::string const low = storable(first, held.type, stored),
+                          high = storable(second, held.type, stored),
+                          word = writer_.newRegister(PtxType::B32);
+        writer_.instruction(fmt::format("mov.b32 {}, {{{}, {}}}", word, low, high));
+        loadedHalves_[first] = {word, 0, stored};
+        loadedHalves_[second] = {word, 1, stored};
+    }
+}
+
 // Loads or stores every element of a held value, in vector accesses where consecutive
 // elements are consecutive in memory and aligned, each guarded by its elements' conditions.
-void PtxCodegen::move(Id value, Held& held, Id memory, bool isLoad) {
+void PtxCodegen::moveElements(Id value, Held& held, Id memory, bool isLoad) {
     DataType const stored = tensorType(memory);
     int const bytes = sizeInBytes(stored);
     std::size_t const count = held.elements.size();

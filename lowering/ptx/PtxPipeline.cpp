@@ -49,9 +49,7 @@
 // In a thread-block cluster (CLUSTER_M, CLUSTER_N) the tile the workgroups share is multicast in
 // halves, and the pipeline's waits span the cluster (PtxClusters.cpp).
 #include "PtxCodegen.h"
-#include "kiln/graph/Bindings.h"
 #include "kiln/graph/Distribution.h"
-#include "kiln/graph/Evaluate.h"
 #include "kiln/lowering/Occupancy.h"
 #include "kiln/lowering/TensorMaps.h"
 
@@ -60,15 +58,12 @@ namespace kiln::lowering::detail {
 std::optional<bool> PtxCodegen::holdAtKnownSizes(std::vector<ExprPtr> const& conditions) const {
     if (options_.sizes.empty())
         return std::nullopt;
-    Bindings known;
-    known.sizes = options_.sizes;
-    BindingsEnvironment const environment(known);
-    try {
-        for (ExprPtr const& c : conditions)
-            if (!evaluate(*c, environment).asBool())
-                return false;
-    } catch (UserError const&) {
-        return std::nullopt; // a condition on something other than the sizes given
+    for (ExprPtr const& c : conditions) {
+        auto const holds = atKnownSizes(c);
+        if (!holds)
+            return std::nullopt; // a condition on something other than the sizes given
+        if (!holds->asBool())
+            return false;
     }
     return true;
 }

@@ -420,8 +420,9 @@ void KernelWalker<Register>::reduced(Held<Register>& held, std::size_t c, Regist
     KILN_ASSERT(r.accumulator == DataType::F64 || r.accumulator == DataType::F32, "a mean in {}",
                 name(r.accumulator));
     auto const length = atKnownSizes(r.divisor);
-    ExprPtr const quotient = simplify(
-        leaf(acc, r.accumulator) / convert(r.accumulator, length ? literal(*length) : r.divisor));
+    ExprPtr const quotient =
+        simplify(leaf(acc, r.accumulator) /
+                 convert(r.accumulator, length ? literal(length->asInt()) : r.divisor));
     Register const mean = materialize(quotient, r.accumulator, held.elements[c]);
     leaves_.erase(-static_cast<Id>(leaves_.size())); // the leaf of acc, the last one made
     Reduction divided = r;

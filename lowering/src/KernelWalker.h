@@ -381,11 +381,11 @@ protected:
     /// once (63 registers; 85.0 us at MIN_BLOCKS=5, 48).
     bool heldRows(ExprPtr const& chunks) const {
         auto const count = atKnownSizes(chunks);
-        return count && *count >= 1 && *count <= kWrittenOutChunks;
+        return count && count->asInt() >= 1 && count->asInt() <= kWrittenOutChunks;
     }
-    /// The value of `e` (an integer expression of the sizes) for the problem the kernel is made
-    /// for, if it is made for one.
-    std::optional<std::int64_t> atKnownSizes(ExprPtr const& e) const;
+    /// The value of `e` (an expression of the sizes) for the problem the kernel is made for, if
+    /// it is made for one and `e` reads nothing else.
+    std::optional<Value> atKnownSizes(ExprPtr const& e) const;
     /// Loaded parts of rows kept for the next passes where the chunks are written out.
     std::map<Id, Held<Register>> rowsHeld_;
     bool holdingRows_ = false; ///< in a held-row pass: loaded rows are kept in rowsHeld_

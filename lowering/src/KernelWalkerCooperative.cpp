@@ -45,18 +45,12 @@ template <class Register>
 void KernelWalker<Register>::forEachChunk(
     CooperativeRows const& rows, ExprPtr const& chunks,
     std::function<void(std::optional<std::int64_t>)> const& body) {
-    if (auto const count = atKnownSizes(chunks); count && *count <= kWrittenOutChunks) {
-        auto const outer = shifted_.find(rows.chunk);
-        std::optional<ExprPtr> const before =
-            outer != shifted_.end() ? std::optional(outer->second) : std::nullopt;
-        for (std::int64_t c = 0; c < *count; ++c) {
+    if (auto const count = atKnownSizes(chunks); count && count->asInt() <= kWrittenOutChunks) {
+        for (std::int64_t c = 0; c < count->asInt(); ++c) {
             shifted_[rows.chunk] = literal(c);
             body(c);
         }
-        if (before)
-            shifted_[rows.chunk] = *before;
-        else
-            shifted_.erase(rows.chunk);
+        shifted_.erase(rows.chunk);
         return;
     }
     LoopLabels const labels = beginChunks(rows, chunks);
@@ -186,7 +180,6 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
     std::vector<Register> totals; // each row's value, in every workitem of the row
     for (std::size_t c = 0; c < rowCount; ++c)
         totals.push_back(combineAcrossRow(o.combine, accs[c], r.accumulator, rows));
-    shifted_.erase(rows.chunk);
     holdingRows_ = false;
     if (rows.parts)
         totals = combineParts(o.combine, r, rows, held, totals);

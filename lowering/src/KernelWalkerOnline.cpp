@@ -209,7 +209,6 @@ void KernelWalker<Register>::reduceOnline(MaxExpSum const& p, Held<Register>& he
         for (Held<Register>* value : {&held, &sums})
             value->elements[c].conditions.push_back(binary(BinaryOp::Equal, lane, literal(0)));
     }
-    shifted_.erase(rows.chunk);
     holdingRows_ = false;
     pairedReduces_.insert(p.sumOp);
 }
@@ -319,7 +318,6 @@ void KernelWalker<Register>::reduceWelford(MeanVariance const& p, Held<Register>
         for (Held<Register>* value : {&held, &variances})
             value->elements[c].conditions.push_back(binary(BinaryOp::Equal, lane, literal(0)));
     }
-    shifted_.erase(rows.chunk);
     holdingRows_ = false;
     pairedReduces_.insert(p.varianceOp);
 }

@@ -94,14 +94,14 @@ bool KernelWalker<Register>::everyRowReads(Id memory) const {
 }
 
 template <class Register>
-std::optional<std::int64_t> KernelWalker<Register>::atKnownSizes(ExprPtr const& e) const {
+std::optional<Value> KernelWalker<Register>::atKnownSizes(ExprPtr const& e) const {
     if (options_.sizes.empty())
         return std::nullopt;
     Bindings sizes;
     sizes.sizes = options_.sizes;
     try {
-        return evaluateInt(*e, BindingsEnvironment(sizes));
-    } catch (std::exception const&) { // a size the problem does not give
+        return evaluate(*e, BindingsEnvironment(sizes));
+    } catch (UserError const&) { // a size the problem does not give, or an index
         return std::nullopt;
     }
 }
@@ -241,7 +241,6 @@ void KernelWalker<Register>::storeRows(Id value, Id memory, bool roundedByStore)
     // What the chunks computed once per row is not computed before them.
     hoistingRows_ = false;
     rowInvariants_.clear();
-    shifted_.erase(rows->chunk);
     holdingRows_ = false;
     rowsHeld_.clear(); // the stored tensor may be one that was read
 }
@@ -331,8 +330,7 @@ ExprPtr KernelWalker<Register>::withRowInvariants(ExprPtr const& e, Id value,
     template Held<Register> KernelWalker<Register>::partLike(Id, Id, Held<Register> const&) const; \
     template void KernelWalker<Register>::computeRowPart(Id, Held<Register>&);                     \
     template void KernelWalker<Register>::storeRows(Id, Id, bool);                                 \
-    template std::optional<std::int64_t> KernelWalker<Register>::atKnownSizes(ExprPtr const&)      \
-        const;                                                                                     \
+    template std::optional<Value> KernelWalker<Register>::atKnownSizes(ExprPtr const&) const;      \
     template bool KernelWalker<Register>::everyRowReads(Id) const;                                 \
     template std::optional<Register> KernelWalker<Register>::broadcastValue(                       \
         Id, Held<Register> const&, IndexSolution const&);                                          \

@@ -148,6 +148,8 @@ private:
                                        std::string const& guard);
     // Epilogue loads issued before the loop (PtxPreload.cpp).
     void preload(Id memory, Placed const& places) override;
+    void prefetch(Id memory, ExprPtr const& offset, std::int64_t bytes,
+                  std::vector<ExprPtr> const& conditions) override;
     void forgetPreloads() override;
     // The words preload() loaded for the access of `width` elements of `memory` at `offset`.
     std::vector<std::string> const* preloaded(Id memory, ExprPtr const& offset,

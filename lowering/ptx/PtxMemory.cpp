@@ -4,6 +4,7 @@
 #include "OperationOrder.h"
 #include "PtxCodegen.h"
 
+#include <limits>
 #include <set>
 #include <type_traits>
 #include <variant>
@@ -18,6 +19,21 @@ std::string PtxCodegen::loadElement(Id memory, ExprPtr const& offset,
     std::string const address = globalAddress(memory, offset, stored);
     std::string const p = writer_.emitConditions(conditions, bindings());
     return loadScalar(address, stored, type, p);
+}
+
+// Rows a later workgroup reads, asked of L2 by the copy engine (KernelWalker::
+// prefetchLaterRows()): one instruction, no register written. sm_90 and later only.
+void PtxCodegen::prefetch(Id memory, ExprPtr const& offset, std::int64_t bytes,
+                          std::vector<ExprPtr> const& conditions) {
+    if (!arch_.has(arch::Capability::HasTMA) || bytes <= 0 || bytes % 16 != 0 ||
+        bytes > std::numeric_limits<std::uint32_t>::max())
+        return;
+    writer_.comment(fmt::format("{}: the rows of a later workgroup into L2",
+                                graph_.coordinates.node(memory).name));
+    std::string const p = writer_.emitConditions(conditions, bindings());
+    std::string const address = globalAddress(memory, offset, tensorType(memory));
+    writer_.instruction(fmt::format("{}cp.async.bulk.prefetch.L2.global [{}], {}",
+                                    p.empty() ? "" : "@" + p + " ", address, bytes));
 }
 
 std::string PtxCodegen::readStagedElement(Id shared, std::map<Id, ExprPtr> const& k,

@@ -48,6 +48,11 @@ void checkCodegenParameters(CodegenOptions const& options) {
         if (tma->second == 1 && (stages == options.schedule.end() || stages->second < 2))
             throw UserError("TMA=1 fills the copies of a pipelined K loop; it needs STAGES >= 2");
     }
+    if (auto const ahead = options.schedule.find("PREFETCH");
+        ahead != options.schedule.end() && (ahead->second < 0 || ahead->second > kMaxPrefetch))
+        throw UserError(fmt::format("PREFETCH={} is not a number of workgroups ahead: it must be "
+                                    "0 (no prefetch) to {}",
+                                    ahead->second, kMaxPrefetch));
     if (auto const ws = options.schedule.find("WARP_SPECIALIZE"); ws != options.schedule.end()) {
         if (ws->second != 0 && ws->second != 1)
             throw UserError(fmt::format("WARP_SPECIALIZE={} must be 0 or 1 (a producer warpgroup "

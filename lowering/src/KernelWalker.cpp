@@ -873,6 +873,10 @@ template <class Register>
 void KernelWalker<Register>::forgetPreloads() {}
 
 template <class Register>
+void KernelWalker<Register>::prefetch(Id, ExprPtr const&, std::int64_t,
+                                      std::vector<ExprPtr> const&) {}
+
+template <class Register>
 void KernelWalker<Register>::settle() {}
 
 template <class Register>

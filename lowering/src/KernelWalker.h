@@ -389,6 +389,15 @@ protected:
     /// Loaded parts of rows kept for the next passes where the chunks are written out.
     std::map<Id, Held<Register>> rowsHeld_;
     bool holdingRows_ = false; ///< in a held-row pass: loaded rows are kept in rowsHeld_
+    /// PREFETCH=D (a schedule parameter, > 0): before the first load of the rows a held-row
+    /// pass reads (`value`'s `part`, from tensor `memory`: the first chunk), one workitem asks
+    /// L2 for the rows that the workgroup D after it will read (prefetch()), so that DRAM
+    /// streams the rows of workgroups yet to start while the running ones combine and store
+    /// theirs. Once a kernel, and only where a workgroup's rows are one span of the tensor, the
+    /// same distance apart from one workgroup to the next, 16-byte aligned; the last
+    /// workgroup's (which may hold fewer rows) are not asked for.
+    void prefetchLaterRows(Id value, Held<Register> const& part, Id memory);
+    bool prefetchedRows_ = false; ///< prefetchLaterRows() has run
 
     // ---- A row's statistics in one pass, ONLINE=1 (KernelWalkerOnline.cpp) -----------------
     /// With ONLINE=1, max-then-exp-sum `p` (OnlineSoftmax.h) whose rows workitems share, in one
@@ -721,6 +730,11 @@ protected:
     /// forgetPreloads() after the run. Nothing by default.
     virtual void preload(Id memory, Placed const& places);
     virtual void forgetPreloads();
+    /// A hint: `bytes` of tensor `memory` from element `offset` (16-byte aligned, a multiple
+    /// of 16) brought into L2 where `conditions` hold (PTX on sm_90: cp.async.bulk.prefetch.L2).
+    /// Nothing by default.
+    virtual void prefetch(Id memory, ExprPtr const& offset, std::int64_t bytes,
+                          std::vector<ExprPtr> const& conditions);
 
     KernelGraph const& graph_;
     CodegenOptions const& options_;

@@ -104,6 +104,8 @@ void KernelWalker<Register>::readRowPart(Reduction const& r, RowPass const& pass
     if (pass.held && graph_.control.node(r.view).kind == OperationKind::LoadTiled) {
         computeRowPart(r.source, part); // loaded, or held from an earlier pass
     } else {
+        if (pass.held)
+            prefetchLaterRows(r.source, part, pass.memory);
         allocate(r.source, part);
         move(r.source, part, pass.memory, /*isLoad=*/true);
     }

@@ -308,6 +308,51 @@ TEST(NormalizationForItsSizes, TheLayerNormOfWholeRowsHasNoMasks) {
     EXPECT_EQ(five.value().spillStores, 0) << five.value().log;
 }
 
+// PREFETCH=330: before its first load, workitem 0 of each workgroup asks L2 for the row of
+// the workgroup 330 after it (16 KiB of X, one cp.async.bulk.prefetch), unless that is the last
+// workgroup or past it; two rows a workgroup ask for 32 KiB. Not in a kernel made for any size
+// (no span to check), nor before sm_90, nor at PREFETCH=0.
+TEST(NormalizationForItsSizes, TheRowsOfALaterWorkgroupAreAskedOfL2) {
+    Params params = cooperative(
+        {{"ROWS", 1}, {"LANES", 256}, {"VEC", 8}, {"UNROLL", 2}, {"ONLINE", 1}, {"PREFETCH", 330}});
+    KernelGraph const graph = lowered("layernorm-f16.json", "reduction.pipeline.json", params);
+    lowering::CodegenOptions options{.target = "sm_90a", .schedule = params};
+    options.sizes = {{"M", 8192}, {"N", 8192}};
+    auto const prefetching = lowering::emitKernel(graph, options);
+    EXPECT_EQ(occurrences(prefetching.code, "cp.async.bulk.prefetch.L2.global"), 1u);
+    EXPECT_EQ(occurrences(prefetching.code, "], 16384;"), 1u);
+    EXPECT_EQ(occurrences(prefetching.code, ", 330;"), 1u);
+    auto const first = prefetching.code.find("cp.async.bulk.prefetch");
+    EXPECT_LT(first, prefetching.code.find("ld.global.v4.b32")); // before the row's loads
+    EXPECT_EQ(
+        occurrences(lowering::emitKernel(graph, {.target = "sm_90a", .schedule = params}).code,
+                    "prefetch"),
+        0u);
+    lowering::CodegenOptions ampere = options;
+    ampere.target = "sm_80";
+    EXPECT_EQ(occurrences(lowering::emitKernel(graph, ampere).code, "prefetch"), 0u);
+    Params none = params;
+    none["PREFETCH"] = 0;
+    lowering::CodegenOptions noneOptions = options;
+    noneOptions.schedule = none;
+    EXPECT_EQ(occurrences(lowering::emitKernel(graph, noneOptions).code, "prefetch"), 0u);
+    Params two = params;
+    two["ROWS"] = 2;
+    two["LANES"] = 128;
+    lowering::CodegenOptions twoOptions = options;
+    twoOptions.schedule = two;
+    auto const pairs = lowering::emitKernel(
+        lowered("softmax-f16.json", "reduction.pipeline.json", two), twoOptions);
+    EXPECT_EQ(occurrences(pairs.code, "cp.async.bulk.prefetch.L2.global"), 1u);
+    EXPECT_EQ(occurrences(pairs.code, "], 32768;"), 1u);
+    if (!runtime::findPtxas())
+        GTEST_SKIP() << "no ptxas on this machine";
+    for (auto const* kernel : {&prefetching, &pairs}) {
+        auto const result = runtime::assemblePtx(kernel->code, "sm_90a");
+        ASSERT_TRUE(result.ok()) << result.error().message();
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Schedules, Normalization, ::testing::ValuesIn(kSchedules),
                          [](auto const& p) { return p.param.name; });
 

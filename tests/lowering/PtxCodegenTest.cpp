@@ -450,6 +450,9 @@ TEST(PtxCodegen, CodegenParametersTheTargetCannotHonourAreRefused) {
     EXPECT_EQ(emitMessage("sm_90a", {{"MIN_BLOCKS", 33}}),
               "error: MIN_BLOCKS=33 is out of range: 0 (no minimum) to 32, the workgroups sm_90a "
               "keeps on one multiprocessor (max_blocks_per_multiprocessor)");
+    EXPECT_EQ(emitMessage("sm_90a", {{"PREFETCH", -1}}),
+              "error: PREFETCH=-1 is not a number of workgroups ahead: it must be 0 (no "
+              "prefetch) to 1048576");
 }
 
 // A kernel whose registers (as ptxas allocated them) times its workitems pass what the target

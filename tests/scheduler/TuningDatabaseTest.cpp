@@ -274,6 +274,21 @@ TEST(TuningDatabase, OpenedToReadItIsNeverWritten) {
     fs::remove_all(file.parent_path());
 }
 
+// The noise of a median shrinks with its samples: the layer norm sweep's 87.94 us (spread 1.6%)
+// and 88.80 us (1.0%), 100 samples each, are 0.86 us apart, more than twice the 0.08 us
+// standard error of their difference, so the fastest wins; with 3 samples each (0.47 us) they
+// tie, and the smaller point does.
+TEST(BestOf, TheGapOfATieShrinksWithTheSamplesOfEachMedian) {
+    TuningRecord fast = ok({{"LANES", 256}}, 87.94, 0.016),
+                 slow = ok({{"LANES", 128}}, 88.80, 0.010);
+    fast.samples = slow.samples = 100;
+    EXPECT_EQ(bestOf({fast, slow})->point.at("LANES"), 256);
+    fast.samples = slow.samples = 3;
+    EXPECT_EQ(bestOf({fast, slow})->point.at("LANES"), 128);
+    fast.samples = 0; // a record without a count: within the smaller spread (0.88 us)
+    EXPECT_EQ(bestOf({fast, slow})->point.at("LANES"), 128);
+}
+
 // Two records of the same time, one of them noisy, and a third within that noise only: which
 // is "the fastest" decides what ties with it, so it is the smaller point of the two, and the
 // winner is the same in every order of the file.

@@ -7,7 +7,8 @@
 // Normalization): one long row, one-element rows, rows shorter than a step of their workitems;
 // the softmax also with ONLINE=1 (its row max and sum in one pass, lowering/OnlineSoftmax.h), and
 // the layer norm (its row mean and variance in one pass, lowering/MeanVariance.h), also of rows
-// whose mean (1000) is large beside their spread.
+// whose mean (1000) is large beside their spread; and with PREFETCH (each workgroup asks L2 for
+// a later one's rows), near the grid's end and with a short last workgroup.
 #include "LoweringTestSupport.h"
 #include "gpu/GpuFixture.h"
 #include "kiln/scheduler/DeviceRun.h"
@@ -248,6 +249,26 @@ std::vector<ReductionCase> normalizations() {
         all.push_back({prefix + "round", command, online(kTwoRows), {{"M", 1024}, {"N", 4096}}});
         all.push_back({prefix + "8192", command, online(kTwoRows), {{"M", 256}, {"N", 8192}}});
     }
+    // PREFETCH: each workgroup asks L2 for the rows of a later one (in the kernel made for its
+    // sizes): near the end of the grid (the last workgroups ask for nothing), with a short last
+    // workgroup (301 rows, two a workgroup), and rows of 2000 bytes.
+    auto const prefetching = [&](Params p, std::int64_t ahead) {
+        p = online(p);
+        p["PREFETCH"] = ahead;
+        return p;
+    };
+    all.push_back({"layernorm_prefetch_odd",
+                   "layernorm-f16.json",
+                   prefetching(kWide, 3),
+                   {{"M", 1001}, {"N", 1024}}});
+    all.push_back({"layernorm_prefetch_1000",
+                   "layernorm-f16.json",
+                   prefetching(kWide, 330),
+                   {{"M", 2000}, {"N", 1000}}});
+    all.push_back({"softmax_prefetch_short_last",
+                   softmax,
+                   prefetching(kTwoRows, 5),
+                   {{"M", 301}, {"N", 4096}}});
     return all;
 }
 

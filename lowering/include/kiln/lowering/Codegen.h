@@ -46,10 +46,14 @@ struct CodegenOptions {
 /// whose shared operand the copy engine multicasts, Clusters.h); EPILOGUE (1: the result staged
 /// in shared memory and stored by the copy engine, StagedEpilogue.h); PINGPONG (1: two consumer
 /// warpgroups after WARP_SPECIALIZE's split, each taking every other tile of the workgroup,
-/// lowering/ptx/PtxPingpong.cpp).
+/// lowering/ptx/PtxPingpong.cpp); PREFETCH (> 0: each workgroup of a cooperative Reduce asks L2
+/// for the rows of the workgroup PREFETCH after it, KernelWalker::prefetchLaterRows).
 inline constexpr char const* kCodegenParameters[] = {
-    "MIN_BLOCKS", "STAGES",    "TMA",       "WARP_SPECIALIZE", "GROUP_M", "PERSISTENT",
-    "ONLINE",     "CLUSTER_M", "CLUSTER_N", "EPILOGUE",        "PINGPONG"};
+    "MIN_BLOCKS", "STAGES",   "TMA",       "WARP_SPECIALIZE", "GROUP_M",  "PERSISTENT",
+    "ONLINE",     "PREFETCH", "CLUSTER_M", "CLUSTER_N",       "EPILOGUE", "PINGPONG"};
+
+/// PREFETCH, at most: workgroups ahead whose rows a workgroup asks L2 for.
+inline constexpr std::int64_t kMaxPrefetch = 1 << 20;
 
 /// GROUP_M, at most: rows of tiles in one group of the grouped order.
 inline constexpr std::int64_t kMaxGroupM = 1024;

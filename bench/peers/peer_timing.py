@@ -3,9 +3,12 @@ figures and the peers' are measured the same way in every gpu-*.sh run.
 
 - median_ms: the median of CUDA-event timings after a warm-up (one launch at a time), each
   launch after a read of twice the L2's bytes, as Kiln's DeviceRun times its kernels (`kiln
-  run`, `kiln tune`): L2 then holds none of the last launch's lines and no dirty ones, whose
-  write-back a kernel would pay (a write before each launch cost a 100 us row sum 4-5 us on
-  the H100; bench/results/2026-11-26-h100-rowsum-timing.md), then a wait on the GPU
+  run`, `kiln tune`): L2 then holds no dirty lines of the last launch, whose write-back a
+  kernel would pay (a write before each launch cost a 100 us row sum 4-5 us on the H100;
+  bench/results/2026-11-26-h100-rowsum-timing.md). torch.compile's layer norm read all of its
+  input from DRAM after it (ncu), but a Kiln kernel spliced into this harness still found
+  about 10 MB of its 128 MB input in L2, so Kiln's own figures come from DeviceRun
+  (bench/results/2026-11-27-h100-ninth-layernorm.md). Then a wait on the GPU
   (host_ahead) that lets the host queue the launch before the start event is reached, so that
   what is timed is the GPU's work alone and not the host's time to launch it (a torch.compile'd
   function spends tens of microseconds in its guards before its kernel is queued: its layer

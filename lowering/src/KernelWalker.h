@@ -377,8 +377,9 @@ protected:
     /// Whether the chunks of a row are written out for the problem the kernel is made for
     /// (CodegenOptions::sizes; forEachChunk()): the parts of the rows the first pass loads are
     /// then held for the next passes (rowsHeld_) instead of read again. The layer norm of
-    /// 8192 x 8192 f16 over 256 lanes, two chunks of 16: 89.2 -> 86.5 us on the H100, X read
-    /// once (63 registers; 85.0 us at MIN_BLOCKS=5, 48).
+    /// 8192 x 8192 f16 over 256 lanes, two chunks of 16, X read once: 89.6 us at 63 registers,
+    /// 89.0 at MIN_BLOCKS=5 (48), by `kiln tune` on the H100 (read cold; the 86.5 and 85.0 us a
+    /// Python harness gave had part of X in L2: bench/results/2026-11-27-h100-ninth-layernorm.md).
     bool heldRows(ExprPtr const& chunks) const {
         auto const count = atKnownSizes(chunks);
         return count && count->asInt() >= 1 && count->asInt() <= kWrittenOutChunks;

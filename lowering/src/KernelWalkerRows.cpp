@@ -109,8 +109,9 @@ std::optional<Value> KernelWalker<Register>::atKnownSizes(ExprPtr const& e) cons
 // The workgroup's first element (workitem 0's, at chunk 0: the first chunk loads first) as an
 // expression of its index w; the span between w and w + 1, the same from 1 to 2, at the sizes
 // the kernel is made for. The layer norm of 8192 x 8192 f16 on the H100 (256 lanes a row, 660
-// workgroups running), its PTX edited by hand: 88.5 -> 87.6 us at D = 330, against 87.9 at
-// 264 and 87.7 at 400 (bench/results/2026-11-27-h100-ninth-layernorm.md).
+// workgroups running): 89.35 -> 88.55 us at D = 330 by `kiln run`; its PTX edited by hand,
+// 88.4 -> 87.9, 87.5 and 87.7 us at D = 264, 330 and 400
+// (bench/results/2026-11-27-h100-ninth-layernorm.md).
 template <class Register>
 void KernelWalker<Register>::prefetchLaterRows(Id value, Held<Register> const& part, Id memory) {
     auto const ahead = options_.schedule.find("PREFETCH");

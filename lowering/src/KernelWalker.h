@@ -456,7 +456,7 @@ protected:
     /// CUTLASS's swizzle), so that the operands the running workgroups share stay in L2.
     void orderTilesInGroups(std::int64_t group);
 
-    // ---- Persistent tiles (PERSISTENT=1) --------------------------------------------------
+    // ---- Persistent tiles (PERSISTENT=1; KernelWalkerTiles.cpp) ---------------------------
 
     /// The Kernel operation's body: walked once, or with PERSISTENT=1 inside a loop over the
     /// output tiles the workgroup takes (forEachTile()), after what the target sets up once

@@ -3,7 +3,6 @@
 // (orderTilesInGroups()), and PERSISTENT=1's loop over the tiles a workgroup takes
 // (kernelBody(), forEachTile(), bindTile()).
 #include "KernelWalker.h"
-
 #include "kiln/amdgcn/Register.h"
 #include "kiln/graph/Simplify.h"
 #include "kiln/lowering/Clusters.h"
@@ -163,13 +162,12 @@ void KernelWalker<Register>::betweenTiles() {
         barrier();
 }
 
-
 // The targets' register types, as KernelWalker.cpp instantiates the rest.
 #define KILN_TILES_INSTANTIATE(Register)                                                           \
     template void KernelWalker<Register>::bindHardwareIndices();                                   \
     template void KernelWalker<Register>::orderTilesInGroups(std::int64_t);                        \
     template void KernelWalker<Register>::kernelBody();                                            \
-    template void KernelWalker<Register>::forEachTile(std::function<void()> const&);              \
+    template void KernelWalker<Register>::forEachTile(std::function<void()> const&);               \
     template void KernelWalker<Register>::bindTile(Register const&);                               \
     template void KernelWalker<Register>::beforeTiles(std::vector<Id> const&);                     \
     template void KernelWalker<Register>::betweenTiles();

@@ -4,8 +4,10 @@
 // and softmax, layer norm and RMS norm (a
 // row's value used back along it; the online softmax and the one-pass layer norm, ONLINE=1); each
 // kernel assembles, and its code object disassembles back to the same instructions
-// (ds_swizzle_b32's bit-mask offset included). Skips, saying why, where this build has no assembler
+// (ds_swizzle_b32's bit-mask offset included); made for its sizes, a kernel traps at others.
+// Skips, saying why, where this build has no assembler
 // or llvm-objdump-16.
+#include "../Occurrences.h"
 #include "AmdTestSupport.h"
 #include "LoweringTestSupport.h"
 #include "kiln/amdgcn/Target.h"
@@ -139,6 +141,36 @@ INSTANTIATE_TEST_SUITE_P(Kernels, CooperativeReductionKernel,
                          [](auto const& p) {
                              return std::get<0>(p.param).name + "_" + std::get<1>(p.param);
                          });
+
+// Made for its sizes (as `kiln tune --specialize` makes a candidate), the layer norm writes out
+// its two chunks a row and divides by a constant row length, which hold at those sizes only: it
+// compares each size with its constant first and traps at any other, as the PTX kernel does, and
+// the manifest lists what it assumes. Made for any size, it has no trap.
+TEST(CooperativeReductionKernelSizes, AKernelMadeForItsSizesTrapsAtOthers) {
+    std::map<std::string, std::int64_t> const params{{"COOP", 1}, {"ROWS", 1},   {"LANES", 256},
+                                                     {"VEC", 8},  {"UNROLL", 2}, {"ONLINE", 1}};
+    for (std::string const& target : amdgcn::test::kTargets) {
+        KernelGraph const graph =
+            lowered("layernorm-f16.json", "reduction.pipeline.json", params, target);
+        lowering::CodegenOptions options{.target = target, .schedule = params};
+        EXPECT_EQ(occurrences(lowering::emitKernel(graph, options).code, "s_trap"), 0u);
+        options.sizes = {{"M", 8192}, {"N", 8192}};
+        auto const kernel = lowering::emitKernel(graph, options);
+        EXPECT_EQ(occurrences(kernel.code, "s_trap 2"), 1u) << target;
+        EXPECT_EQ(occurrences(kernel.code, "s_cmp_lg_u64"), 2u) << target;
+        EXPECT_EQ(kernel.assumptions, (std::vector<std::string>{"M == 8192", "N == 8192"}));
+        std::string why;
+        std::string const code = amdgcn::test::assemble(kernel.code, target, why);
+        if (code.empty())
+            GTEST_SKIP() << why;
+        std::vector<std::string> const back = amdgcn::test::disassemble(code, target, why);
+        if (back.empty())
+            GTEST_SKIP() << why;
+        amdgcn::test::expectSameInstructions(
+            withoutBranchTargets(back),
+            withoutBranchTargets(amdgcn::test::instructionsOf(kernel.code)));
+    }
+}
 
 } // namespace
 } // namespace kiln::test

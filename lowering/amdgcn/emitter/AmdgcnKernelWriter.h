@@ -56,6 +56,10 @@ private:
     static gcn::KernelSpec specOf(KernelGraph const& graph, EmittedKernel const& kernel,
                                   LaunchShape const& shape);
     void prologue();
+    /// A kernel made for one problem's sizes (CodegenOptions::sizes) traps at any other, as the
+    /// PTX one does: the walker's choices from them (chunks written out, a row's length a
+    /// constant) hold at every launch that runs. The sizes stay arguments past it.
+    void trapUnlessKnownSizes();
     void flush();
     void settle() override;
     void branch(Id op, Operation const& o) override;

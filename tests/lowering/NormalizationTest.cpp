@@ -310,8 +310,9 @@ TEST(NormalizationForItsSizes, TheLayerNormOfWholeRowsHasNoMasks) {
 
 // PREFETCH=330: before its first load, workitem 0 of each workgroup asks L2 for the row of
 // the workgroup 330 after it (16 KiB of X, one cp.async.bulk.prefetch), unless that is the last
-// workgroup or past it; two rows a workgroup ask for 32 KiB. Not in a kernel made for any size
-// (no span to check), nor before sm_90, nor at PREFETCH=0.
+// workgroup or past it; two rows a workgroup ask for 32 KiB; a persistent workgroup asks for each
+// row it takes. Not in a kernel made for any size (no span to check), nor before sm_90, nor at
+// PREFETCH=0.
 TEST(NormalizationForItsSizes, TheRowsOfALaterWorkgroupAreAskedOfL2) {
     Params params = cooperative(
         {{"ROWS", 1}, {"LANES", 256}, {"VEC", 8}, {"UNROLL", 2}, {"ONLINE", 1}, {"PREFETCH", 330}});
@@ -345,9 +346,20 @@ TEST(NormalizationForItsSizes, TheRowsOfALaterWorkgroupAreAskedOfL2) {
         lowered("softmax-f16.json", "reduction.pipeline.json", two), twoOptions);
     EXPECT_EQ(occurrences(pairs.code, "cp.async.bulk.prefetch.L2.global"), 1u);
     EXPECT_EQ(occurrences(pairs.code, "], 32768;"), 1u);
+    // In a persistent grid (PERSISTENT=1), inside the loop over the rows a workgroup takes: the
+    // rows of the workgroup 330 after each.
+    Params looping = params;
+    looping["PERSISTENT"] = 1;
+    lowering::CodegenOptions loopingOptions = options;
+    loopingOptions.schedule = looping;
+    auto const persistent = lowering::emitKernel(graph, loopingOptions);
+    EXPECT_EQ(occurrences(persistent.code, "cp.async.bulk.prefetch.L2.global"), 1u);
+    std::size_t const loopTop = persistent.code.find("$tile_");
+    ASSERT_NE(loopTop, std::string::npos);
+    EXPECT_GT(persistent.code.find("cp.async.bulk.prefetch"), loopTop);
     if (!runtime::findPtxas())
         GTEST_SKIP() << "no ptxas on this machine";
-    for (auto const* kernel : {&prefetching, &pairs}) {
+    for (auto const* kernel : {&prefetching, &pairs, &persistent}) {
         auto const result = runtime::assemblePtx(kernel->code, "sm_90a");
         ASSERT_TRUE(result.ok()) << result.error().message();
     }

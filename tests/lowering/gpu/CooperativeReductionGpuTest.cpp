@@ -8,7 +8,8 @@
 // the softmax also with ONLINE=1 (its row max and sum in one pass, lowering/OnlineSoftmax.h), and
 // the layer norm (its row mean and variance in one pass, lowering/MeanVariance.h), also of rows
 // whose mean (1000) is large beside their spread; and with PREFETCH (each workgroup asks L2 for
-// a later one's rows), near the grid's end and with a short last workgroup.
+// a later one's rows), near the grid's end and with a short last workgroup, also in a persistent
+// grid (PERSISTENT=1).
 #include "LoweringTestSupport.h"
 #include "gpu/GpuFixture.h"
 #include "kiln/scheduler/DeviceRun.h"
@@ -269,6 +270,21 @@ std::vector<ReductionCase> normalizations() {
                    softmax,
                    prefetching(kTwoRows, 5),
                    {{"M", 301}, {"N", 4096}}});
+    // PERSISTENT=1: each workgroup loops over rows (a persistent grid), asking L2 for the rows
+    // of the workgroup D after each it takes.
+    auto const persistent = [&](Params p, std::int64_t ahead) {
+        p = prefetching(p, ahead);
+        p["PERSISTENT"] = 1;
+        return p;
+    };
+    all.push_back({"layernorm_persistent_odd",
+                   "layernorm-f16.json",
+                   persistent(kWide, 64),
+                   {{"M", 3001}, {"N", 1024}}});
+    all.push_back({"softmax_persistent_short_last",
+                   softmax,
+                   persistent(kTwoRows, 7),
+                   {{"M", 1001}, {"N", 4096}}});
     return all;
 }
 

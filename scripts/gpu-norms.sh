@@ -15,6 +15,7 @@
 #   BUDGET=48 ...                            # at most that many candidates a sweep (0: all)
 #   HELD=1 TUNE=0 OPS=layernorm SKIP=tests ...  # the held-row points against the three-pass one
 #   WELFORD=1 TUNE=0 OPS=layernorm SKIP=tests ...  # one-pass mean and variance against three passes
+#   PERSIST=1 TUNE=0 OPS=layernorm SKIP=tests ...  # a persistent grid (PERSISTENT=1) with PREFETCH
 #
 # POINTS (schedule parameters, space-separated) are each run by `kiln run --specialize` (the
 # kernel a --specialize sweep times) for every operation and shape, ROUNDS times (default 2), 100
@@ -24,7 +25,8 @@
 # (LANES=128, UNROLL=2, VEC=8). WELFORD=1 sets them to that three-pass point and the layer norm's
 # ONLINE=1 points beside it (its mean and variance in one pass, X read twice: LANES 128 and 256,
 # VEC 8, UNROLL 1 and 2); the sweeps take ONLINE=1 from the space anyway. TUNE=0 leaves the sweeps
-# out.
+# out. PERSIST=1 sets them to the layer norm's PREFETCH=330 point alone and in a persistent grid
+# (each workgroup looping over rows, PREFETCH 330 and 660 and none), not yet measured.
 # KEEP_BUILD=1 builds on in an existing build folder; EVALUATOR=model runs the loop on a machine
 # without a GPU (the tuner's cost model; the winner is emitted instead of run).
 set -uo pipefail
@@ -45,6 +47,12 @@ POINTS=${POINTS:-}
 if [ "${HELD:-0}" = 1 ]; then
     POINTS="LANES=128,UNROLL=2,VEC=8 LANES=512,UNROLL=2,VEC=8 LANES=512,UNROLL=4,VEC=4
         LANES=1024,UNROLL=1,VEC=8 LANES=1024,UNROLL=2,VEC=4 LANES=1024,UNROLL=4,VEC=2"
+fi
+if [ "${PERSIST:-0}" = 1 ]; then
+    POINTS="LANES=256,UNROLL=2,VEC=8,ONLINE=1,MIN_BLOCKS=5,PREFETCH=330
+        LANES=256,UNROLL=2,VEC=8,ONLINE=1,MIN_BLOCKS=5,PREFETCH=330,PERSISTENT=1
+        LANES=256,UNROLL=2,VEC=8,ONLINE=1,MIN_BLOCKS=5,PREFETCH=660,PERSISTENT=1
+        LANES=256,UNROLL=2,VEC=8,ONLINE=1,MIN_BLOCKS=5,PERSISTENT=1"
 fi
 if [ "${WELFORD:-0}" = 1 ]; then
     POINTS="LANES=128,UNROLL=2,VEC=8 LANES=128,UNROLL=2,VEC=8,ONLINE=1

@@ -135,6 +135,12 @@ void AmdgcnKernelWriter::trapUnlessKnownSizes() {
     b_.op("s_endpgm", {}, {});
     b_.add(gcn::Instruction::label(known));
     flush();
+    // Past the trap the sizes are their values in every range and divisor: the masks they rule
+    // out go, as on PTX.
+    std::map<std::string, std::int64_t> values;
+    for (auto const& [arg, value] : sizes)
+        values.emplace(arg->name, value);
+    facts_.assumeSizes(std::move(values));
 }
 
 // Workgroup ids in SGPR pairs, workitem ids in VGPR pairs.

@@ -83,7 +83,7 @@ void PtxCodegen::prologue(EmittedKernel const& kernel) {
         }
         writer_.bindArgument(p.name, r);
     }
-    assumeKnownSizes();
+    trapUnlessKnownSizes();
     layOutShared();
     bindHardwareIndices();
 }
@@ -94,31 +94,22 @@ void PtxCodegen::prologue(EmittedKernel const& kernel) {
 // (a register moved from it, not the parameter), which ptxas folds into the indices and the
 // loop bounds: a layer norm of 8192 x 8192 f16, 94.4 -> 92.7 us on the H100
 // (bench/results/2026-11-26-h100-eighth-layernorm.md).
-void PtxCodegen::assumeKnownSizes() {
-    std::map<std::string, std::int64_t> known;
-    std::vector<ExprPtr> conditions;
-    for (auto const& [name, value] : options_.sizes) {
-        auto const* arg = graph_.findArgument(name);
-        if (!arg || arg->kind != KernelArgument::Kind::Size)
-            continue;
-        known.emplace(name, value);
-        conditions.push_back(binary(BinaryOp::Equal, argument(name, arg->dtype), literal(value)));
-    }
-    if (known.empty())
+void PtxCodegen::trapUnlessKnownSizes() {
+    auto const sizes = knownSizes();
+    if (sizes.empty())
         return;
+    std::vector<ExprPtr> conditions;
+    for (KnownSize const& size : sizes)
+        conditions.push_back(size.holds());
     std::string const holds = writer_.emitConditions(conditions, bindings());
     writer_.instruction(fmt::format("@!{} trap", holds));
-    for (auto const& [name, value] : known) {
-        PtxType const type = registerType(graph_.findArgument(name)->dtype);
+    for (KnownSize const& size : sizes) {
+        PtxType const type = registerType(size.argument->dtype);
         std::string const r = writer_.newRegister(type);
-        writer_.instruction(fmt::format("mov{} {}, {}", ptxName(type), r, value));
-        writer_.bindArgument(name, r);
+        writer_.instruction(fmt::format("mov{} {}, {}", ptxName(type), r, size.value));
+        writer_.bindArgument(size.argument->name, r);
     }
-    for (ExprPtr const& c : conditions)
-        if (std::string const text = toString(c);
-            std::find(assumptions_.begin(), assumptions_.end(), text) == assumptions_.end())
-            assumptions_.push_back(text);
-    facts_.assumeSizes(std::move(known));
+    assumeKnownSizes(sizes, assumptions_);
 }
 
 std::string PtxCodegen::hardwareIndex(bool workgroup, int axis) {

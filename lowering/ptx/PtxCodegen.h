@@ -69,9 +69,9 @@ public:
 private:
     // ---- Kernel frame (PtxCodegen.cpp) ---------------------------------------------------
     void prologue(EmittedKernel const& kernel);
-    /// For a kernel made for one problem: a trap where a size differs from it, and the sizes
-    /// given to IndexFacts, which proves conditions from them.
-    void assumeKnownSizes();
+    /// For a kernel made for one problem: a trap where a size differs from it, each size then
+    /// a register holding its constant, and the sizes given to IndexFacts (assumeKnownSizes()).
+    void trapUnlessKnownSizes();
     std::string text(EmittedKernel const& kernel) const;
     static std::string paramName(std::string const& name) { return "param_" + name; }
     // f16/bf16 bits in `h` -> f32 register `r`.

@@ -165,9 +165,7 @@ bool PtxCodegen::pipelinedLoop(Id op, Operation const& o) {
             writer_.instruction(fmt::format("@!{} trap", aligned));
         writer_.append(fast);
         for (ExprPtr const& c : assumed_)
-            if (std::string const text = toString(c);
-                std::find(assumptions_.begin(), assumptions_.end(), text) == assumptions_.end())
-                assumptions_.push_back(text);
+            assume(c, assumptions_);
         return true;
     }
     std::string const aligned = writer_.emitConditions(assumed_, bindings());

@@ -387,6 +387,23 @@ protected:
     /// The value of `e` (an expression of the sizes) for the problem the kernel is made for, if
     /// it is made for one and `e` reads nothing else.
     std::optional<Value> atKnownSizes(ExprPtr const& e) const;
+    /// A size argument of the problem the kernel is made for, and its value.
+    struct KnownSize {
+        KernelArgument const* argument = nullptr;
+        std::int64_t value = 0;
+        /// argument == value: what the kernel's trap tests.
+        ExprPtr holds() const;
+    };
+    /// The size arguments CodegenOptions::sizes gives (none for a kernel of any size). Each
+    /// target's prologue traps where one differs (trapUnlessKnownSizes()), then calls
+    /// assumeKnownSizes().
+    std::vector<KnownSize> knownSizes() const;
+    /// Past that trap: the sizes are facts in every range and divisor (IndexFacts::assumeSizes:
+    /// the masks they rule out go), and each one's condition joins `assumptions`.
+    void assumeKnownSizes(std::vector<KnownSize> const& sizes,
+                          std::vector<std::string>& assumptions);
+    /// `condition`'s text added to `assumptions` (the manifest's "assumes") unless it is there.
+    static void assume(ExprPtr const& condition, std::vector<std::string>& assumptions);
     /// Loaded parts of rows kept for the next passes where the chunks are written out.
     std::map<Id, Held<Register>> rowsHeld_;
     bool holdingRows_ = false; ///< in a held-row pass: loaded rows are kept in rowsHeld_

@@ -8,6 +8,7 @@
 #include "kiln/graph/Bindings.h"
 #include "kiln/graph/Distribution.h"
 #include "kiln/graph/Evaluate.h"
+#include "kiln/graph/ExpressionText.h"
 #include "kiln/graph/Simplify.h"
 
 #include <algorithm>
@@ -104,6 +105,40 @@ std::optional<Value> KernelWalker<Register>::atKnownSizes(ExprPtr const& e) cons
     } catch (UserError const&) { // a size the problem does not give, or an index
         return std::nullopt;
     }
+}
+
+template <class Register>
+ExprPtr KernelWalker<Register>::KnownSize::holds() const {
+    return binary(BinaryOp::Equal, kiln::argument(argument->name, argument->dtype), literal(value));
+}
+
+template <class Register>
+std::vector<typename KernelWalker<Register>::KnownSize> KernelWalker<Register>::knownSizes() const {
+    std::vector<KnownSize> sizes;
+    for (auto const& [name, value] : options_.sizes)
+        if (auto const* arg = graph_.findArgument(name);
+            arg && arg->kind == KernelArgument::Kind::Size)
+            sizes.push_back({arg, value});
+    return sizes;
+}
+
+template <class Register>
+void KernelWalker<Register>::assumeKnownSizes(std::vector<KnownSize> const& sizes,
+                                              std::vector<std::string>& assumptions) {
+    std::map<std::string, std::int64_t> values;
+    for (KnownSize const& s : sizes) {
+        values.emplace(s.argument->name, s.value);
+        assume(s.holds(), assumptions);
+    }
+    facts_.assumeSizes(std::move(values));
+}
+
+template <class Register>
+void KernelWalker<Register>::assume(ExprPtr const& condition,
+                                    std::vector<std::string>& assumptions) {
+    if (std::string const text = toString(condition);
+        std::find(assumptions.begin(), assumptions.end(), text) == assumptions.end())
+        assumptions.push_back(text);
 }
 
 // The workgroup's first element (workitem 0's, at chunk 0: the first chunk loads first) as an
@@ -380,6 +415,12 @@ ExprPtr KernelWalker<Register>::withRowInvariants(ExprPtr const& e, Id value,
     template void KernelWalker<Register>::computeRowPart(Id, Held<Register>&);                     \
     template void KernelWalker<Register>::storeRows(Id, Id, bool);                                 \
     template std::optional<Value> KernelWalker<Register>::atKnownSizes(ExprPtr const&) const;      \
+    template ExprPtr KernelWalker<Register>::KnownSize::holds() const;                             \
+    template std::vector<typename KernelWalker<Register>::KnownSize>                               \
+    KernelWalker<Register>::knownSizes() const;                                                    \
+    template void KernelWalker<Register>::assumeKnownSizes(                                        \
+        std::vector<KernelWalker<Register>::KnownSize> const&, std::vector<std::string>&);         \
+    template void KernelWalker<Register>::assume(ExprPtr const&, std::vector<std::string>&);       \
     template void KernelWalker<Register>::prefetchLaterRows(Id, Held<Register> const&, Id);        \
     template bool KernelWalker<Register>::everyRowReads(Id) const;                                 \
     template std::optional<Register> KernelWalker<Register>::broadcastValue(                       \

@@ -110,6 +110,20 @@ std::vector<std::string> withoutBranchTargets(std::vector<std::string> lines) {
     return lines;
 }
 
+/// `source` assembles for `target`, and its code object disassembles back to the same
+/// instructions; skips, saying why, where this build cannot assemble or disassemble.
+void expectAssemblesBack(std::string const& source, std::string const& target) {
+    std::string why;
+    std::string const code = amdgcn::test::assemble(source, target, why);
+    if (code.empty())
+        GTEST_SKIP() << why;
+    std::vector<std::string> const back = amdgcn::test::disassemble(code, target, why);
+    if (back.empty())
+        GTEST_SKIP() << why;
+    amdgcn::test::expectSameInstructions(
+        withoutBranchTargets(back), withoutBranchTargets(amdgcn::test::instructionsOf(source)));
+}
+
 using Param = std::tuple<Schedule, std::string>;
 
 class CooperativeReductionKernel : public ::testing::TestWithParam<Param> {};
@@ -123,16 +137,7 @@ TEST_P(CooperativeReductionKernel, AssemblesAndDisassemblesToTheSameInstructions
         EXPECT_NE(kernel.code.find(t.mnemonic(mnemonic)), std::string::npos)
             << mnemonic << " missing in\n"
             << kernel.code;
-    std::string why;
-    std::string const code = amdgcn::test::assemble(kernel.code, target, why);
-    if (code.empty())
-        GTEST_SKIP() << why;
-    std::vector<std::string> const back = amdgcn::test::disassemble(code, target, why);
-    if (back.empty())
-        GTEST_SKIP() << why;
-    amdgcn::test::expectSameInstructions(
-        withoutBranchTargets(back),
-        withoutBranchTargets(amdgcn::test::instructionsOf(kernel.code)));
+    expectAssemblesBack(kernel.code, target);
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, CooperativeReductionKernel,
@@ -167,16 +172,7 @@ TEST(CooperativeReductionKernelSizes, AKernelMadeForItsSizesTrapsAtOthers) {
         EXPECT_EQ(occurrences(kernel.code, "v_div_scale"), 0u) << target;
         EXPECT_EQ(occurrences(kernel.code, "s_cmp_lg_u64"), 2u) << target;
         EXPECT_EQ(kernel.assumptions, (std::vector<std::string>{"M == 8192", "N == 8192"}));
-        std::string why;
-        std::string const code = amdgcn::test::assemble(kernel.code, target, why);
-        if (code.empty())
-            GTEST_SKIP() << why;
-        std::vector<std::string> const back = amdgcn::test::disassemble(code, target, why);
-        if (back.empty())
-            GTEST_SKIP() << why;
-        amdgcn::test::expectSameInstructions(
-            withoutBranchTargets(back),
-            withoutBranchTargets(amdgcn::test::instructionsOf(kernel.code)));
+        expectAssemblesBack(kernel.code, target);
     }
 }
 

@@ -2,11 +2,9 @@
 // and reduction operations. See AmdgcnKernelWriter.h for what it does; the comments say how.
 #include "AmdgcnKernelWriter.h"
 #include "CodeGenerators.h"
-#include "kiln/graph/ExpressionText.h"
 #include "kiln/graph/Simplify.h"
 #include "kiln/lowering/Occupancy.h"
 
-#include <algorithm>
 #include <fmt/format.h>
 #include <limits>
 
@@ -99,35 +97,24 @@ void AmdgcnKernelWriter::prologue() {
 // Each size compared as an SGPR (pair) with its constant; the first that differs branches to
 // s_trap (2: the trap the HSA runtime reports as an error) and the end of the program.
 void AmdgcnKernelWriter::trapUnlessKnownSizes() {
-    std::vector<std::pair<KernelArgument const*, std::int64_t>> sizes;
-    for (auto const& [name, value] : options_.sizes)
-        if (auto const* arg = graph_.findArgument(name);
-            arg && arg->kind == KernelArgument::Kind::Size)
-            sizes.emplace_back(arg, value);
+    auto const sizes = knownSizes();
     if (sizes.empty())
         return;
     std::string const trap = context_.newLabel("other_sizes"), known = context_.newLabel("sizes");
-    for (auto const& [arg, value] : sizes) {
-        std::string const& name = arg->name;
-        gcn::Value const size = arguments_->load(name, out_);
-        bool const wide = arg->dtype == DataType::I64;
-        if (wide) {
+    for (KnownSize const& s : sizes) {
+        gcn::Value const size = arguments_->load(s.argument->name, out_);
+        if (s.argument->dtype == DataType::I64) {
             gcn::Value const constant = context_.allocateScalar(DataType::I64, 2, "a known size");
             b_.op("s_mov_b32", {constant.sub(0)},
-                  {gcn::Value::literal(static_cast<std::int32_t>(value & 0xffffffff))});
+                  {gcn::Value::literal(static_cast<std::int32_t>(s.value & 0xffffffff))});
             b_.op("s_mov_b32", {constant.sub(1)},
-                  {gcn::Value::literal(static_cast<std::int32_t>(value >> 32))});
+                  {gcn::Value::literal(static_cast<std::int32_t>(s.value >> 32))});
             b_.op("s_cmp_lg_u64", {}, {size, constant});
         } else {
             b_.op("s_cmp_lg_u32", {},
-                  {size, gcn::Value::literal(static_cast<std::int32_t>(value))});
+                  {size, gcn::Value::literal(static_cast<std::int32_t>(s.value))});
         }
         b_.op("s_cbranch_scc1", {}, {gcn::Value::label(trap)});
-        std::string const text =
-            toString(binary(BinaryOp::Equal, argument(name, arg->dtype), literal(value)));
-        if (std::find(kernel_.assumptions.begin(), kernel_.assumptions.end(), text) ==
-            kernel_.assumptions.end())
-            kernel_.assumptions.push_back(text);
     }
     b_.op("s_branch", {}, {gcn::Value::label(known)});
     b_.add(gcn::Instruction::label(trap));
@@ -135,12 +122,7 @@ void AmdgcnKernelWriter::trapUnlessKnownSizes() {
     b_.op("s_endpgm", {}, {});
     b_.add(gcn::Instruction::label(known));
     flush();
-    // Past the trap the sizes are their values in every range and divisor: the masks they rule
-    // out go, as on PTX.
-    std::map<std::string, std::int64_t> values;
-    for (auto const& [arg, value] : sizes)
-        values.emplace(arg->name, value);
-    facts_.assumeSizes(std::move(values));
+    assumeKnownSizes(sizes, kernel_.assumptions);
 }
 
 // Workgroup ids in SGPR pairs, workitem ids in VGPR pairs.

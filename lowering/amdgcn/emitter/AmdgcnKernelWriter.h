@@ -58,7 +58,8 @@ private:
     void prologue();
     /// A kernel made for one problem's sizes (CodegenOptions::sizes) traps at any other, as the
     /// PTX one does: the walker's choices from them (chunks written out, a row's length a
-    /// constant) hold at every launch that runs. The sizes stay arguments past it.
+    /// constant) hold at every launch that runs; past it the sizes are facts
+    /// (assumeKnownSizes()), though they stay arguments.
     void trapUnlessKnownSizes();
     void flush();
     void settle() override;

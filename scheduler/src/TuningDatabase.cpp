@@ -282,15 +282,19 @@ namespace {
 // of n samples is uncertain by about 1.25 sigma / sqrt(n), and sigma is about (p90 - p10) / 2.56
 // for normal samples; the spread itself (the samples' width, not the median's uncertainty) took
 // a layer norm at 88.80 us for a tie with one at 87.94 (100 samples each, spreads 1.6%), which
-// kiln run then measured 1.0 us apart, round after round. Records without a count of samples
-// (written before it was kept) tie within the smaller of their spreads, as before.
+// kiln run then measured 1.0 us apart, round after round. Never more than the smaller of the
+// two spreads, though: a slow point's few samples with an outlier among them (a layer norm at
+// 137.5 us, its (p90 - p10) as wide as its median) are an uncertain median, not a tie with one
+// at 87.8. Records without a count of samples (written before it was kept) tie within the
+// smaller spread alone, as before.
 double tieGap(TuningRecord const& a, TuningRecord const& b) {
+    double const spread = std::min(a.spread, b.spread) * a.microseconds;
     if (a.samples < 2 || b.samples < 2)
-        return std::min(a.spread, b.spread) * a.microseconds;
+        return spread;
     auto error = [](TuningRecord const& r) {
         return 1.2533 / 2.5631 * r.spread * r.microseconds / std::sqrt(double(r.samples));
     };
-    return 2 * std::hypot(error(a), error(b));
+    return std::min(spread, 2 * std::hypot(error(a), error(b)));
 }
 
 } // namespace

@@ -289,6 +289,16 @@ TEST(BestOf, TheGapOfATieShrinksWithTheSamplesOfEachMedian) {
     EXPECT_EQ(bestOf({fast, slow})->point.at("LANES"), 128);
 }
 
+// A slow point timed by few samples, one of them far off, has an uncertain median; it is not
+// thereby as fast as the fastest (a layer norm sweep chose 137.5 us over 87.8 this way).
+TEST(BestOf, ASlowPointOfFewNoisySamplesDoesNotTieWithTheFastest) {
+    TuningRecord fast = ok({{"LANES", 256}, {"VEC", 8}}, 87.78, 0.019),
+                 slow = ok({{"LANES", 256}, {"VEC", 4}}, 137.52, 1.0);
+    fast.samples = 100;
+    slow.samples = 3;
+    EXPECT_EQ(bestOf({fast, slow})->point.at("VEC"), 8);
+}
+
 // Two records of the same time, one of them noisy, and a third within that noise only: which
 // is "the fastest" decides what ties with it, so it is the smaller point of the two, and the
 // winner is the same in every order of the file.

@@ -98,8 +98,7 @@ private:
     void combineInto(Combine combine, std::string const& acc, DataType accType,
                      std::string const& value, DataType valueType,
                      std::vector<ExprPtr> const& conditions) override;
-    void combineAcrossLanes(Combine combine, std::string const& acc, DataType type,
-                            std::int64_t distance) override;
+    std::string laneValue(std::string const& value, DataType type, std::int64_t distance) override;
     void writeScratch(std::string const& acc, DataType type, ExprPtr const& slot) override;
     std::string readScratch(DataType type, ExprPtr const& slot) override;
     void setReduced(Held& held, std::size_t c, std::string const& acc, Reduction const& r) override;

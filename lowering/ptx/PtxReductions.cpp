@@ -58,8 +58,7 @@ void PtxCodegen::combineInto(Combine combine, std::string const& acc, DataType a
     writer_.popScope();
 }
 
-void PtxCodegen::combineAcrossLanes(Combine combine, std::string const& acc, DataType type,
-                                    std::int64_t distance) {
+std::string PtxCodegen::laneValue(std::string const& value, DataType type, std::int64_t distance) {
     PtxType const t = registerType(type);
     std::string const other = writer_.newRegister(t);
     auto const shuffle = [&](std::string const& to, std::string const& from) {
@@ -70,15 +69,14 @@ void PtxCodegen::combineAcrossLanes(Combine combine, std::string const& acc, Dat
         std::array<std::string, 4> half;
         for (auto& h : half)
             h = writer_.newRegister(PtxType::B32);
-        writer_.instruction(fmt::format("mov.b64 {{{}, {}}}, {}", half[0], half[1], acc));
+        writer_.instruction(fmt::format("mov.b64 {{{}, {}}}, {}", half[0], half[1], value));
         shuffle(half[2], half[0]);
         shuffle(half[3], half[1]);
         writer_.instruction(fmt::format("mov.b64 {}, {{{}, {}}}", other, half[2], half[3]));
     } else {
-        shuffle(other, acc);
+        shuffle(other, value);
     }
-    writer_.instruction(
-        fmt::format("{}{} {}, {}, {}", combineName(combine), ptxName(t), acc, acc, other));
+    return other;
 }
 
 // The scratch follows everything else in kiln_shared; it is laid out when the first exchange

@@ -317,6 +317,9 @@ protected:
     /// `acc` (of `type`), each workitem's partial value of its row, combined over the row's
     /// workitems: over the lanes of a group (combineAcrossLanes()), then through shared memory;
     /// the register that holds the row's value in every workitem of the row.
+    /// acc = combine(acc, the acc of the workitem `distance` lanes across (laneValue())).
+    void combineAcrossLanes(Combine combine, Register const& acc, DataType type,
+                            std::int64_t distance);
     Register combineAcrossRow(Combine combine, Register const& acc, DataType type,
                               CooperativeRows const& rows);
     // ---- Rows split over workgroups (KernelWalkerSplitRows.cpp) -----------------------------
@@ -627,10 +630,10 @@ protected:
     virtual void combineInto(Combine combine, Register const& acc, DataType accType,
                              Register const& value, DataType valueType,
                              std::vector<ExprPtr> const& conditions) = 0;
-    /// acc = combine(acc, the acc of the workitem whose linear number is this one's xor
-    /// `distance`), a power of two below kLaneGroup: every lane of the workgroup takes part,
-    virtual void combineAcrossLanes(Combine combine, Register const& acc, DataType type,
-                                    std::int64_t distance) = 0;
+    /// a new register holding `value` of the workitem whose linear number is this one's xor
+    /// `distance`, a power of two below kLaneGroup: every lane of the workgroup takes part
+    /// (combineAcrossLanes() combines it into acc; mergeAcrossRow() merges several),
+    virtual Register laneValue(Register const& value, DataType type, std::int64_t distance) = 0;
     /// slot `slot` (< the workgroup's size) of the reduction's scratch in shared memory
     /// (reductionScratchBytes()) written with acc, or read,
     virtual void writeScratch(Register const& acc, DataType type, ExprPtr const& slot) = 0;

@@ -202,6 +202,12 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
 // held-row layer norm over 1024 lanes, one workgroup a multiprocessor, from its one load to its
 // store. Rows whose lanes lie further apart read every group's value in one order.
 template <class Register>
+void KernelWalker<Register>::combineAcrossLanes(Combine combine, Register const& acc, DataType type,
+                                                std::int64_t distance) {
+    combineInto(combine, acc, type, laneValue(acc, type, distance), type, {});
+}
+
+template <class Register>
 Register KernelWalker<Register>::combineAcrossRow(Combine combine, Register const& acc,
                                                   DataType type, CooperativeRows const& rows) {
     if (rows.exchanging() > 1 && shape_.workgroupSize() % kLaneGroup != 0)
@@ -339,6 +345,8 @@ Register KernelWalker<Register>::rowElement(Reduction const& r, Held<Register> c
                                                           CooperativeRows const&, bool);           \
     template void KernelWalker<Register>::reduceCooperatively(                                     \
         Operation const&, Held<Register>&, Reduction const&, CooperativeRows const&);              \
+    template void KernelWalker<Register>::combineAcrossLanes(Combine, Register const&, DataType,   \
+                                                             std::int64_t);                        \
     template Register KernelWalker<Register>::combineAcrossRow(Combine, Register const&, DataType, \
                                                                CooperativeRows const&);            \
     template Register KernelWalker<Register>::rowElement(Reduction const&, Held<Register> const&,  \

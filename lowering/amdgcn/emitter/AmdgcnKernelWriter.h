@@ -79,8 +79,7 @@ private:
     void combineInto(Combine combine, gcn::Value const& acc, DataType accType,
                      gcn::Value const& value, DataType valueType,
                      std::vector<ExprPtr> const& conditions) override;
-    void combineAcrossLanes(Combine combine, gcn::Value const& acc, DataType type,
-                            std::int64_t distance) override;
+    gcn::Value laneValue(gcn::Value const& value, DataType type, std::int64_t distance) override;
     // The LDS byte address of the scratch's slot `slot`, as a VGPR and an offset.
     std::pair<gcn::Value, int> scratchAddress(ExprPtr const& slot);
     void writeScratch(gcn::Value const& acc, DataType type, ExprPtr const& slot) override;

@@ -72,8 +72,8 @@ void AmdgcnKernelWriter::combineInto(Combine combine, gcn::Value const& acc, Dat
     flush();
 }
 
-void AmdgcnKernelWriter::combineAcrossLanes(Combine combine, gcn::Value const& acc, DataType type,
-                                            std::int64_t distance) {
+gcn::Value AmdgcnKernelWriter::laneValue(gcn::Value const& value, DataType type,
+                                         std::int64_t distance) {
     KILN_ASSERT(distance > 0 && distance < kLaneGroup, "lane distance {}", distance);
     int const n = dwords(type);
     gcn::Value const other = context_.allocateVector(type, n, "a lane's partial value");
@@ -81,11 +81,9 @@ void AmdgcnKernelWriter::combineAcrossLanes(Combine combine, gcn::Value const& a
     // as SWAP: the lanes `distance` apart swap values within each group of 32.
     std::string const swizzle = fmt::format("offset:swizzle(SWAP,{})", distance);
     for (int k = 0; k < n; ++k)
-        b_.op("ds_swizzle_b32", {n == 1 ? other : other.sub(k)}, {n == 1 ? acc : acc.sub(k)},
+        b_.op("ds_swizzle_b32", {n == 1 ? other : other.sub(k)}, {n == 1 ? value : value.sub(k)},
               {swizzle});
-    gcn::ExpressionGenerator gen(b_, leaves());
-    copy(acc, b_.toVector(gen.binary(combineOp(combine), acc, other, type), type));
-    flush();
+    return other;
 }
 
 // A slot a constant number of slots from the last one computed since the write is that address

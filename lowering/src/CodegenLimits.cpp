@@ -95,11 +95,12 @@ void checkCodegenParameters(CodegenOptions const& options) {
                                     "(workgroups that loop over the output tiles)",
                                     persistent->second));
     if (auto const online = options.schedule.find("ONLINE");
-        online != options.schedule.end() && online->second != 0 && online->second != 1)
+        online != options.schedule.end() && (online->second < 0 || online->second > 2))
         throw UserError(fmt::format("ONLINE={} must be 0 (a row read once for each of its "
-                                    "statistics) or 1 (a softmax's max and sum of exp(x - max), "
+                                    "statistics), 1 (a softmax's max and sum of exp(x - max), "
                                     "or a mean and variance, in one pass: OnlineSoftmax.h, "
-                                    "MeanVariance.h)",
+                                    "MeanVariance.h) or 2 (as 1, the row's workitems merging "
+                                    "both statistics in one exchange)",
                                     online->second));
     if (auto const blocks = options.schedule.find("MIN_BLOCKS"); blocks != options.schedule.end()) {
         std::int64_t const most = arch.fact("max_blocks_per_multiprocessor").value_or(32);

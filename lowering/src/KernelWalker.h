@@ -314,14 +314,28 @@ protected:
     /// element loads as 0, which a sum may add and a max or a min may not).
     void readRowPart(Reduction const& r, RowPass const& pass, bool computed, bool loadedOut,
                      Held<Register>& part, std::vector<std::vector<ExprPtr>>& where);
-    /// `acc` (of `type`), each workitem's partial value of its row, combined over the row's
-    /// workitems: over the lanes of a group (combineAcrossLanes()), then through shared memory;
-    /// the register that holds the row's value in every workitem of the row.
     /// acc = combine(acc, the acc of the workitem `distance` lanes across (laneValue())).
     void combineAcrossLanes(Combine combine, Register const& acc, DataType type,
                             std::int64_t distance);
+    /// `acc` (of `type`), each workitem's partial value of its row, combined over the row's
+    /// workitems: over the lanes of a group (combineAcrossLanes()), then through shared memory;
+    /// the register that holds the row's value in every workitem of the row.
     Register combineAcrossRow(Combine combine, Register const& acc, DataType type,
                               CooperativeRows const& rows);
+    /// How two workitems' statistics of a row merge (mergeAcrossRow()): from `mine` and
+    /// `theirs` (a value each, in the order given), each side the merged statistics of `parts`
+    /// workitems, the merged values in the same order. Both sides compute it, so it must give
+    /// the same bits whichever side is whose (a sum or a product of the two, not a - b).
+    using Merge = std::function<std::vector<ExprPtr>(
+        std::vector<ExprPtr> const& mine, std::vector<ExprPtr> const& theirs, std::int64_t parts)>;
+    /// Several statistics of each workitem's part of its row (`values`, one element each, all
+    /// of `type`), merged over the row's workitems in one exchange by `merge`: over the lanes
+    /// of a group (laneValue()), then through shared memory, where lane i of each group writes
+    /// value i and every workitem reads its row's groups' values, one barrier for all of them
+    /// where combineAcrossRow() takes one a value. Every workitem of the row ends with the
+    /// row's values, in `values`. Rows of whole groups of consecutive lanes only (UserError).
+    void mergeAcrossRow(std::vector<Held<Register>*> const& values, DataType type,
+                        CooperativeRows const& rows, Merge const& merge);
     // ---- Rows split over workgroups (KernelWalkerSplitRows.cpp) -----------------------------
     /// The rows' values of a Reduce whose rows `rows` splits over workgroups, from each
     /// workgroup's `partials` (one per element of `held`, every workitem of a row holding its
@@ -437,6 +451,10 @@ protected:
     /// the variance's dest; the variance's Reduce is then not walked again (pairedReduces_).
     void reduceWelford(MeanVariance const& p, Held<Register>& held, Reduction const& r,
                        CooperativeRows const& rows);
+    /// ONLINE=2: reduceOnline() and reduceWelford() merge each workitem's pair of statistics
+    /// over the row in one exchange (mergeAcrossRow(), in f32), instead of two exchanges of
+    /// sums in f64.
+    bool mergedInOneExchange() const;
     /// Whether the rows of `r` that a one-pass statistic (named `pass`, for messages) reads are
     /// computed (else loaded); UserErrors for rows split over workgroups or read from shared
     /// memory, which are not written.

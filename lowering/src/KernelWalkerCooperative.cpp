@@ -244,6 +244,76 @@ Register KernelWalker<Register>::combineAcrossRow(Combine combine, Register cons
     return total;
 }
 
+template <class Register>
+void KernelWalker<Register>::mergeAcrossRow(std::vector<Held<Register>*> const& values,
+                                            DataType type, CooperativeRows const& rows,
+                                            Merge const& merge) {
+    if (rows.exchanging() > 1 && shape_.workgroupSize() % kLaneGroup != 0)
+        throw UserError(fmt::format("the workitems of a row exchange values in groups of {} "
+                                    "lanes, but the workgroup has {} workitems",
+                                    kLaneGroup, shape_.workgroupSize()));
+    IndexSolution const at = values.front()->elements.front();
+    auto current = [&](std::size_t i) { return leaf(values[i]->registers[0], type); };
+    // Both sides' values merged into new registers first, then moved into `values`: each merged
+    // value reads the old ones.
+    auto mergeWith = [&](std::vector<Register> const& other, std::int64_t parts) {
+        std::vector<ExprPtr> mine, theirs;
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            mine.push_back(current(i));
+            theirs.push_back(leaf(other[i], type));
+        }
+        std::vector<Register> merged;
+        for (ExprPtr const& e : merge(mine, theirs, parts))
+            merged.push_back(materialize(simplify(e), type, at));
+        for (std::size_t i = 0; i < values.size(); ++i)
+            assignElement(*values[i], 0, leaf(merged[i], type));
+        leaves_.clear();
+        settle();
+    };
+    auto overLanes = [&](std::int64_t lanes, std::int64_t stride, std::int64_t& parts) {
+        for (std::int64_t d = lanes / 2; d >= 1; d /= 2, parts *= 2) {
+            std::vector<Register> other;
+            for (auto* value : values)
+                other.push_back(laneValue(value->registers[0], type, d * stride));
+            mergeWith(other, parts);
+        }
+    };
+    std::int64_t const group = rows.exchanging();
+    std::int64_t parts = 1;
+    overLanes(group, rows.stride, parts);
+    if (!rows.throughShared())
+        return;
+    std::int64_t const groups = rows.count / group;
+    auto const count = static_cast<std::int64_t>(values.size());
+    if (rows.stride != 1 || group != kLaneGroup || groups > kLaneGroup || count > group)
+        throw UserError(fmt::format("ONLINE=2 merges a row's statistics in one exchange where a "
+                                    "row's workitems are whole groups of {} consecutive lanes, "
+                                    "at most {} groups; use ONLINE=1",
+                                    kLaneGroup, kLaneGroup));
+    ExprPtr const lane = known().at(rows.lanes);
+    ExprPtr const me = simplify(substitute(linearWorkitem(shape_), known()));
+    ExprPtr const inGroup = binary(BinaryOp::BitwiseAnd, lane, literal(group - 1));
+    ExprPtr written = current(0);
+    for (std::size_t i = 1; i < values.size(); ++i)
+        written = select(binary(BinaryOp::Equal, inGroup, literal(static_cast<std::int64_t>(i))),
+                         current(i), written);
+    Register const slot = materialize(written, type, at);
+    leaves_.clear();
+    writeScratch(slot, type, me);
+    barrier();
+    // Lane l reads group l % G's values (l & (G - 1), as combineAcrossRow() does).
+    ExprPtr const first =
+        me - lane + binary(BinaryOp::BitwiseAnd, lane, literal(groups - 1)) * literal(group);
+    std::vector<Register> read;
+    for (std::size_t i = 0; i < values.size(); ++i)
+        read.push_back(readScratch(type, simplify(first + literal(static_cast<std::int64_t>(i)))));
+    for (std::size_t i = 0; i < values.size(); ++i)
+        assignElement(*values[i], 0, leaf(read[i], type));
+    leaves_.clear();
+    overLanes(groups, 1, parts);
+    barrier(); // the scratch is free again for the next exchange
+}
+
 std::int64_t CooperativeRows::exchanging() const {
     if (stride >= kLaneGroup || (stride & (stride - 1)) != 0)
         return 1;
@@ -347,6 +417,8 @@ Register KernelWalker<Register>::rowElement(Reduction const& r, Held<Register> c
         Operation const&, Held<Register>&, Reduction const&, CooperativeRows const&);              \
     template void KernelWalker<Register>::combineAcrossLanes(Combine, Register const&, DataType,   \
                                                              std::int64_t);                        \
+    template void KernelWalker<Register>::mergeAcrossRow(                                          \
+        std::vector<Held<Register>*> const&, DataType, CooperativeRows const&, Merge const&);      \
     template Register KernelWalker<Register>::combineAcrossRow(Combine, Register const&, DataType, \
                                                                CooperativeRows const&);            \
     template Register KernelWalker<Register>::rowElement(Reduction const&, Held<Register> const&,  \

@@ -77,6 +77,12 @@ Register KernelWalker<Register>::materialize(ExprPtr const& e, DataType type,
 }
 
 template <class Register>
+bool KernelWalker<Register>::mergedInOneExchange() const {
+    auto const online = options_.schedule.find("ONLINE");
+    return online != options_.schedule.end() && online->second == 2;
+}
+
+template <class Register>
 bool KernelWalker<Register>::onlineRowsComputed(Reduction const& r, CooperativeRows const& rows,
                                                 std::string_view pass) const {
     if (rows.parts)
@@ -184,6 +190,27 @@ void KernelWalker<Register>::reduceOnline(MaxExpSum const& p, Held<Register>& he
             settle();
         });
 
+        if (mergedInOneExchange()) {
+            // Two workitems' (max m, sum d) merge into M = max(m, m'), d e^(m - M) + d' e^(m' - M).
+            precision_ = expPrecision;
+            mergeAcrossRow({&runMax, &runSum}, f, rows,
+                           [&](std::vector<ExprPtr> const& a, std::vector<ExprPtr> const& b,
+                               std::int64_t) -> std::vector<ExprPtr> {
+                               ExprPtr const m =
+                                   leaf(materialize(binary(BinaryOp::Max, a[0], b[0]), f, row), f);
+                               return {m, a[1] * unary(UnaryOp::Exp, a[0] - m) +
+                                              b[1] * unary(UnaryOp::Exp, b[0] - m)};
+                           });
+            precision_ = Precision::Exact;
+            Reduction exchanged = r;
+            exchanged.accumulator = f;
+            exchanged.divisor = nullptr;
+            reduced(held, c, runMax.registers[0], exchanged);
+            reduced(sums, c, runSum.registers[0], exchanged);
+            for (Held<Register>* value : {&held, &sums})
+                value->elements[c].conditions.push_back(binary(BinaryOp::Equal, lane, literal(0)));
+            continue;
+        }
         // The row's max over its workitems, then each one's sum rescaled to it, summed.
         DataType const x = kExchanged;
         Register const maxAcc = combineIdentity(Combine::Max, x);
@@ -295,6 +322,41 @@ void KernelWalker<Register>::reduceWelford(MeanVariance const& p, Held<Register>
             settle();
         });
 
+        if (mergedInOneExchange()) {
+            // Two workitems' (m, M2) of n and n' elements merge by Chan et al.'s formula, written
+            // symmetrically: m = (n m + n' m') / (n + n'), M2 = (M2 + M2') + (m' - m)^2 n n' /
+            // (n + n'). Where every workitem's count is the same constant (a row of known length
+            // in whole chunks) n = n' is that count times the workitems each side has merged, and
+            // only m and M2 are exchanged; otherwise the counts are exchanged too.
+            ExprPtr const each = count && isConstant(count) ? count : nullptr;
+            std::vector<Held<Register>*> statistics{&runMean, &runM2};
+            if (!each)
+                statistics.push_back(&runCount);
+            mergeAcrossRow(statistics, f, rows,
+                           [&](std::vector<ExprPtr> const& a, std::vector<ExprPtr> const& b,
+                               std::int64_t parts) -> std::vector<ExprPtr> {
+                               ExprPtr const na = each ? each * f32(double(parts)) : a[2];
+                               ExprPtr const nb = each ? na : b[2];
+                               ExprPtr const total = na + nb;
+                               ExprPtr const over = binary(BinaryOp::Max, total, one);
+                               ExprPtr const delta = b[0] - a[0];
+                               std::vector<ExprPtr> merged{(na * a[0] + nb * b[0]) / over,
+                                                           (a[1] + b[1]) +
+                                                               delta * delta * (na * nb / over)};
+                               if (!each)
+                                   merged.push_back(total);
+                               return merged;
+                           });
+            Reduction exchanged = r;
+            exchanged.accumulator = f;
+            Reduction mean = exchanged;
+            mean.divisor = nullptr;
+            reduced(held, c, runMean.registers[0], mean);
+            reduced(variances, c, runM2.registers[0], exchanged);
+            for (Held<Register>* value : {&held, &variances})
+                value->elements[c].conditions.push_back(binary(BinaryOp::Equal, lane, literal(0)));
+            continue;
+        }
         // The row's sum of n m over its workitems, which reduced() divides by the row's
         // length (the mean Reduce's divisor): the mean M in every workitem.
         DataType const x = kExchanged;
@@ -330,7 +392,8 @@ void KernelWalker<Register>::reduceWelford(MeanVariance const& p, Held<Register>
     template void KernelWalker<Register>::reduceOnline(MaxExpSum const&, Held<Register>&,          \
                                                        Reduction const&, CooperativeRows const&);  \
     template void KernelWalker<Register>::reduceWelford(MeanVariance const&, Held<Register>&,      \
-                                                        Reduction const&, CooperativeRows const&);
+                                                        Reduction const&, CooperativeRows const&); \
+    template bool KernelWalker<Register>::mergedInOneExchange() const;
 KILN_ONLINE_INSTANTIATE(std::string)
 KILN_ONLINE_INSTANTIATE(amdgcn::Value)
 #undef KILN_ONLINE_INSTANTIATE

@@ -96,10 +96,10 @@ bool onlineStatistics(KernelGraph const& graph, CodegenOptions const& options) {
             findMeanVariance(graph, *first, &why);
         break;
     }
-    throw UserError(fmt::format("ONLINE=1 computes a row's max and its sum of exp(x - max), or its "
-                                "mean and variance, in one pass, but kernel '{}' has no such pair "
-                                "({}); use ONLINE=0",
-                                graph.name, why));
+    throw UserError(fmt::format("ONLINE={} computes a row's max and its sum of exp(x - max), or "
+                                "its mean and variance, in one pass, but kernel '{}' has no such "
+                                "pair ({}); use ONLINE=0",
+                                online->second, graph.name, why));
 }
 
 } // namespace kiln::lowering

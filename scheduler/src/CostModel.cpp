@@ -518,12 +518,12 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
         reduction && !cooperative ? std::max(kSectorBytes, bytesPerValue) : bytesPerValue;
     e.dramBytes = (reduction ? double(p.m * p.n) * accessBytes : p.readBytes) + p.writtenBytes;
     // A normalization goes over its rows once per Reduce, and once more to write a result of
-    // the input's shape: softmax 3 (2 with ONLINE=1, which fuses its max and its sum), layer
-    // norm 3 (2 with ONLINE=1, which fuses its mean and variance), RMS norm 2, a row sum 1. Rows of
-    // one step (N <= LANES x VEC x UNROLL, in a kernel made for the problem's sizes) are read once
-    // and held, but the model gives them no credit: on the H100 the layer norm of 8192 x 8192 f16
-    // held its rows over 512 and 1024 lanes in 260-314 us, and read them three times over 128 lanes
-    // in 147 us (2026-11-26-h100-issue19.md).
+    // the input's shape: softmax 3 (2 with ONLINE=1 or 2, which fuse its max and its sum), layer
+    // norm 3 (2 with ONLINE=1 or 2, which fuse its mean and variance), RMS norm 2, a row sum 1.
+    // Rows of one step (N <= LANES x VEC x UNROLL, in a kernel made for the problem's sizes) are
+    // read once and held, but the model gives them no credit: on the H100 the layer norm of 8192 x
+    // 8192 f16 held its rows over 512 and 1024 lanes in 260-314 us, and read them three times over
+    // 128 lanes in 147 us (2026-11-26-h100-issue19.md).
     double passes = 1;
     if (reduction) {
         double const reduces =
@@ -532,7 +532,7 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
         bool const writesRows =
             p.writtenBytes >= double(p.m * p.n) * sizeInBytes(p.outputType) && p.n > 1;
         passes = std::max(1.0, reduces + (writesRows ? 1 : 0));
-        if (param(params, "ONLINE", 0) == 1 && passes >= 3)
+        if (param(params, "ONLINE", 0) >= 1 && passes >= 3)
             passes -= 1;
     }
     double const repassBytes = (passes - 1) * double(p.m * p.n) * bytesPerValue * kRepassShare;

@@ -2,7 +2,8 @@
 // rules/reduction.pipeline.json) emitted for every AMD target, in both layouts and with sum,
 // max, min and mean, rows split over workgroups (SPLIT), consecutive rows a workitem (ROW_VEC),
 // and softmax, layer norm and RMS norm (a
-// row's value used back along it; the online softmax and the one-pass layer norm, ONLINE=1); each
+// row's value used back along it; the online softmax and the one-pass layer norm, ONLINE=1, and
+// their statistics merged in one exchange, ONLINE=2); each
 // kernel assembles, and its code object disassembles back to the same instructions
 // (ds_swizzle_b32's bit-mask offset included); made for its sizes, a kernel traps at others.
 // Skips, saying why, where this build has no assembler
@@ -96,6 +97,17 @@ std::vector<Schedule> const kSchedules = {
      "layernorm-f16.json",
      {{"COOP", 1}, {"ROWS", 4}, {"LANES", 32}, {"VEC", 4}, {"ONLINE", 1}},
      {"v_div_scale_f32", "v_add_f64", "ds_swizzle_b32", "global_load_dwordx2"}},
+    // ONLINE=2: each pair of statistics merged in one exchange of f32 values (no f64 left):
+    // through LDS for 256 lanes a row, over a warp's lanes alone for 32.
+    {"layernorm_f16_one_exchange",
+     "layernorm-f16.json",
+     {{"COOP", 1}, {"ROWS", 1}, {"LANES", 256}, {"VEC", 8}, {"UNROLL", 2}, {"ONLINE", 2}},
+     {"v_div_scale_f32", "v_mul_f32", "v_sqrt_f32", "ds_swizzle_b32", "s_barrier",
+      "global_store_dwordx4"}},
+    {"softmax_f16_one_exchange_warp",
+     "softmax-f16.json",
+     {{"COOP", 1}, {"ROWS", 4}, {"LANES", 32}, {"VEC", 4}, {"ONLINE", 2}},
+     {"v_max_f32", "v_exp_f32", "ds_swizzle_b32", "global_load_dwordx2"}},
     {"rmsnorm_f16",
      "rmsnorm-f16.json",
      {{"COOP", 1}, {"ROWS", 4}, {"LANES", 32}, {"VEC", 8}},

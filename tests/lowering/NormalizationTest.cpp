@@ -365,6 +365,54 @@ TEST(NormalizationForItsSizes, TheRowsOfALaterWorkgroupAreAskedOfL2) {
     }
 }
 
+// ONLINE=2: a row's pair of statistics merged in one exchange of f32 values. The layer norm of
+// 8192^2 over 256 lanes made for its sizes: 2 barriers instead of 4, two shuffles a butterfly
+// step (mean and M2; every workitem's count the same constant) over 5 + 3 steps instead of two
+// exchanges of f64 halves, no f64 arithmetic left, lanes 0 and 1 of each warp writing its mean
+// and M2; within the registers of five workgroups a multiprocessor. At any size the counts are
+// exchanged too; a softmax merges its max and sum the same way. All assemble with ptxas.
+TEST(NormalizationOneExchange, MergesThePairOfStatisticsOnce) {
+    Params params = cooperative(
+        {{"ROWS", 1}, {"LANES", 256}, {"VEC", 8}, {"UNROLL", 2}, {"ONLINE", 1}, {"MIN_BLOCKS", 5}});
+    lowering::CodegenOptions options{.target = "sm_90a", .schedule = params};
+    options.sizes = {{"M", 8192}, {"N", 8192}};
+    auto const emit = [&](std::string const& command, std::int64_t online, bool sized) {
+        Params p = params;
+        p["ONLINE"] = online;
+        lowering::CodegenOptions o = options;
+        o.schedule = p;
+        if (!sized)
+            o.sizes.clear();
+        return lowering::emitKernel(lowered(command, "reduction.pipeline.json", p), o).code;
+    };
+    std::string const two = emit("layernorm-f16.json", 1, true);
+    std::string const one = emit("layernorm-f16.json", 2, true);
+    EXPECT_EQ(occurrences(two, "bar.sync 0"), 4u);
+    EXPECT_EQ(occurrences(one, "bar.sync 0"), 2u);
+    EXPECT_EQ(occurrences(two, "shfl.sync.bfly.b32"), 2u * 2 * 8);
+    EXPECT_EQ(occurrences(one, "shfl.sync.bfly.b32"), 2u * 8);
+    EXPECT_GT(occurrences(two, ".f64 "), 0u);
+    EXPECT_EQ(occurrences(one, ".f64 "), 0u);
+    EXPECT_EQ(occurrences(one, "st.shared.b32"), 1u);
+    EXPECT_EQ(occurrences(one, "ld.shared.b32"), 2u);
+    std::string const anySize = emit("layernorm-f16.json", 2, false);
+    EXPECT_EQ(occurrences(anySize, "shfl.sync.bfly.b32"), 3u * 8);
+    EXPECT_EQ(occurrences(anySize, "ld.shared.b32"), 3u);
+    std::string const softmax = emit("softmax-f16.json", 2, false);
+    EXPECT_EQ(occurrences(softmax, "bar.sync 0"), 2u);
+    EXPECT_EQ(occurrences(softmax, "shfl.sync.bfly.b32"), 2u * 8);
+    if (!runtime::findPtxas())
+        GTEST_SKIP() << "no ptxas on this machine";
+    for (std::string const* code : {&one, &anySize, &softmax}) {
+        auto const result = runtime::assemblePtx(*code, "sm_90a");
+        ASSERT_TRUE(result.ok()) << result.error().message();
+        EXPECT_EQ(result.value().spillStores, 0) << result.value().log;
+        if (code == &one) {
+            EXPECT_LE(result.value().registers, 48);
+        }
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Schedules, Normalization, ::testing::ValuesIn(kSchedules),
                          [](auto const& p) { return p.param.name; });
 

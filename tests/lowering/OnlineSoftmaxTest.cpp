@@ -106,7 +106,7 @@ std::string errorOf(std::string const& command, Params params, std::string const
 
 // ONLINE=1 where the Command has neither a max-then-exp-sum nor a mean-then-variance (an RMS
 // norm: a mean of x * x) would not change the kernel: refused, saying what it needs; ONLINE out
-// of 0..1 is refused by name, on both targets.
+// of 0..2 is refused by name, on both targets.
 TEST(OnlineSoftmaxRefuses, ACommandWithoutAPairAndValuesOutOfRange) {
     Params const params{{"COOP", 1}, {"ROWS", 1}, {"LANES", 128}, {"VEC", 4}, {"ONLINE", 1}};
     for (std::string const target : {"sm_90a", "gfx942"}) {
@@ -115,12 +115,17 @@ TEST(OnlineSoftmaxRefuses, ACommandWithoutAPairAndValuesOutOfRange) {
                   "variance, in one pass, but kernel 'rmsnorm' has no such pair (no Assign "
                   "computes f32(value#15) - f32(value#19)); use ONLINE=0")
             << target;
-        Params two = params;
-        two["ONLINE"] = 2;
-        EXPECT_EQ(errorOf("softmax-f16.json", two, target),
-                  "ONLINE=2 must be 0 (a row read once for each of its statistics) or 1 (a "
+        Params three = params;
+        three["ONLINE"] = 3;
+        EXPECT_EQ(errorOf("softmax-f16.json", three, target),
+                  "ONLINE=3 must be 0 (a row read once for each of its statistics), 1 (a "
                   "softmax's max and sum of exp(x - max), or a mean and variance, in one pass: "
-                  "OnlineSoftmax.h, MeanVariance.h)")
+                  "OnlineSoftmax.h, MeanVariance.h) or 2 (as 1, the row's workitems merging both "
+                  "statistics in one exchange)")
+            << target;
+        three["ONLINE"] = -1;
+        EXPECT_NE(errorOf("softmax-f16.json", three, target).find("ONLINE=-1 must be 0"),
+                  std::string::npos)
             << target;
     }
 }

@@ -250,6 +250,34 @@ std::vector<ReductionCase> normalizations() {
         all.push_back({prefix + "round", command, online(kTwoRows), {{"M", 1024}, {"N", 4096}}});
         all.push_back({prefix + "8192", command, online(kTwoRows), {{"M", 256}, {"N", 8192}}});
     }
+    // ONLINE=2: each workitem's pair of statistics merged over the row in one exchange (f32,
+    // Chan et al.'s formula for a mean and variance), over one group of lanes, through shared
+    // memory from 4 to 32 groups, with rows past the last whole chunk (masked counts), and of
+    // rows around 1000 with a spread of about 1.
+    auto const oneExchange = [](Params p) {
+        p["ONLINE"] = 2;
+        return p;
+    };
+    for (std::string const name : {"softmax", "layernorm", "layernorm_offset"}) {
+        std::string const command = name == "layernorm_offset"
+                                        ? "../tests/lowering/commands/layernorm-offset-f16.json"
+                                        : name + "-f16.json";
+        std::string const prefix = name + "_one_exchange_";
+        all.push_back({prefix + "odd", command, oneExchange(kWide), {}});
+        all.push_back(
+            {prefix + "warps_odd", command, oneExchange(kWarps), {{"M", 77}, {"N", 1031}}});
+        all.push_back(
+            {prefix + "short_rows", command, oneExchange(kTwoRows), {{"M", 301}, {"N", 129}}});
+        all.push_back(
+            {prefix + "long_rows", command, oneExchange(kTwoRows), {{"M", 7}, {"N", 4097}}});
+        all.push_back({prefix + "1024_lanes",
+                       command,
+                       oneExchange({{"ROWS", 1}, {"LANES", 1024}, {"VEC", 8}, {"UNROLL", 2}}),
+                       {{"M", 33}, {"N", 65537}}});
+        all.push_back(
+            {prefix + "round", command, oneExchange(kTwoRows), {{"M", 1024}, {"N", 4096}}});
+        all.push_back({prefix + "8192", command, oneExchange(kWide), {{"M", 256}, {"N", 8192}}});
+    }
     // PREFETCH: each workgroup asks L2 for the rows of a later one (in the kernel made for its
     // sizes): near the end of the grid (the last workgroups ask for nothing), with a short last
     // workgroup (301 rows, two a workgroup), and rows of 2000 bytes.

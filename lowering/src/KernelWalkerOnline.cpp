@@ -327,26 +327,26 @@ void KernelWalker<Register>::reduceWelford(MeanVariance const& p, Held<Register>
             // symmetrically: m = (n m + n' m') / (n + n'), M2 = (M2 + M2') + (m' - m)^2 n n' /
             // (n + n'). Where every workitem's count is the same constant (a row of known length
             // in whole chunks) n = n' is that count times the workitems each side has merged, and
-            // only m and M2 are exchanged; otherwise the counts are exchanged too.
+            // only m and M2 are exchanged (n a power of two: (n m + n m') / 2n = (m + m') / 2,
+            // bit for bit); otherwise the counts are exchanged too.
             ExprPtr const each = count && isConstant(count) ? count : nullptr;
             std::vector<Held<Register>*> statistics{&runMean, &runM2};
             if (!each)
                 statistics.push_back(&runCount);
-            mergeAcrossRow(statistics, f, rows,
-                           [&](std::vector<ExprPtr> const& a, std::vector<ExprPtr> const& b,
-                               std::int64_t parts) -> std::vector<ExprPtr> {
-                               ExprPtr const na = each ? each * f32(double(parts)) : a[2];
-                               ExprPtr const nb = each ? na : b[2];
-                               ExprPtr const total = na + nb;
-                               ExprPtr const over = binary(BinaryOp::Max, total, one);
-                               ExprPtr const delta = b[0] - a[0];
-                               std::vector<ExprPtr> merged{(na * a[0] + nb * b[0]) / over,
-                                                           (a[1] + b[1]) +
-                                                               delta * delta * (na * nb / over)};
-                               if (!each)
-                                   merged.push_back(total);
-                               return merged;
-                           });
+            mergeAcrossRow(
+                statistics, f, rows,
+                [&](std::vector<ExprPtr> const& a, std::vector<ExprPtr> const& b,
+                    std::int64_t parts) -> std::vector<ExprPtr> {
+                    ExprPtr const delta = b[0] - a[0];
+                    if (each) { // n = n': m = (m + m') / 2, n n' / (n + n') = n / 2
+                        ExprPtr const half = each * f32(double(parts) / 2);
+                        return {(a[0] + b[0]) * f32(0.5), (a[1] + b[1]) + delta * delta * half};
+                    }
+                    ExprPtr const total = a[2] + b[2];
+                    ExprPtr const over = binary(BinaryOp::Max, total, one);
+                    return {(a[2] * a[0] + b[2] * b[0]) / over,
+                            (a[1] + b[1]) + delta * delta * (a[2] * b[2] / over), total};
+                });
             Reduction exchanged = r;
             exchanged.accumulator = f;
             Reduction mean = exchanged;

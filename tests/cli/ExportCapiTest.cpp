@@ -273,3 +273,21 @@ TEST(ExportCapi, WhatAnAmdKernelsCApiRefuses) {
     std::string const notElf = "not a code object";
     EXPECT_THROW(generateCapiSource(exportedAmdGemm(), amdOptions(notElf)), InternalError);
 }
+
+// A kernel made for its sizes (kiln export --specialize; the manifest's "assumes") refuses other
+// sizes before anything is queued (the kernel would trap, ending the context), after the check
+// of a negative size; the message is an argument, not a format. export-capi.sh calls one.
+TEST(ExportCapi, AKernelMadeForItsSizesRefusesOthers) {
+    lowering::EmittedKernel k = exportedGemm();
+    k.assumptions = {"K == 512", "M == 4096"};
+    std::string const source = generateCapiSource(k, gemmOptions());
+    std::size_t const refusal = source.find(
+        "    if (!(M == 4096))\n"
+        "        return kiln_fail(CUDA_ERROR_INVALID_VALUE, \"%s\", \"gemm_launch: the kernel was "
+        "made for sizes where M == 4096 (kiln export --specialize); export it for these "
+        "sizes\");\n");
+    EXPECT_NE(refusal, std::string::npos) << source;
+    EXPECT_LT(source.find("a size is 0 or more"), refusal);
+    EXPECT_EQ(generateCapiSource(exportedGemm(), gemmOptions()).find("made for sizes"),
+              std::string::npos);
+}

@@ -131,3 +131,21 @@ TEST(ExportHeader, APersistentKernelLaunchesAsManyWorkgroupsAsTheDeviceHolds) {
     EXPECT_EQ(plain.find("persistentGrid"), std::string::npos);
     EXPECT_NE(plain.find("return stream.launch(kernel, grid(sizes), kBlock"), std::string::npos);
 }
+
+// A kernel made for its sizes (kiln export --specialize; the manifest's "assumes") refuses other
+// sizes in launch(), before anything is queued, with the stream's error: the kernel would trap.
+// export-sizes.sh compiles the golden header.
+TEST(ExportHeader, AKernelMadeForItsSizesRefusesOthers) {
+    lowering::EmittedKernel k = gemm();
+    k.assumptions = {"K == 512", "M == 4096", "N == 1024"};
+    std::string const header = generateHeader(k, {.name = "gemm_sized"});
+    expectGolden("gemm_sized.h", header);
+    EXPECT_NE(header.find("    if (!(M == 4096))\n"
+                          "        return stream.fail(kiln::runtime::Error(\n"
+                          "            kiln::runtime::ErrorCode::InvalidArgument,\n"
+                          "            \"gemm_sized: the kernel was made for sizes where M == 4096 "
+                          "(kiln export --specialize)\"));"),
+              std::string::npos)
+        << header;
+    EXPECT_EQ(generateHeader(gemm(), {.name = "gemm"}).find("made for sizes"), std::string::npos);
+}

@@ -4,7 +4,8 @@
 # libNAME.so with --shared-library, whose source also compiles with -Werror and whose header
 # compiles as C++; a C program linked against it gets the refusal of a negative size, nothing to
 # do for an empty grid, and the message of a missing CUDA driver, all without touching a GPU; a
-# compiler that fails is reported with its command.
+# kernel made for its sizes (--specialize) is launched at them only; a compiler that fails is
+# reported with its command.
 #   export-capi.sh KILN SOURCE_DIR OUT_DIR
 set -eu
 kiln=$1 src=$2 out=$3
@@ -99,6 +100,34 @@ case "$refused" in
     ;;
 esac
 echo "the persistent kernel's launcher launches min(tiles, 132 multiprocessors x 1) workgroups"
+
+# A kernel made for its sizes (--specialize: M = 1000, K = 777, N = 999, as `kiln tune
+# --specialize` times it): the launcher launches it at those sizes and refuses any other before
+# the driver is asked for anything (the kernel would trap), a negative size as before.
+"$kiln" export examples/gemm-f16.json --pipeline rules/gemm.pipeline.json --target sm_90a \
+    --params MMA=1,MT_M=128,MT_N=256,MT_K=64,WT_M=16,WT_N=0,STAGES=4 --specialize \
+    --size M=1000 --size K=777 --size N=999 --name gemm_sized --shared-library -o "$out/sized" \
+    >/dev/null
+grep -q '"M == 1000"' "$out/sized/gemm_sized.manifest.json"
+build_call gemm_sized "$out/sized" "$out/sized"
+KILN_CUDA_DRIVER="$out/fake-libcuda.so" LD_LIBRARY_PATH="$out/sized" "$out/call-gemm_sized" \
+    >"$out/sized-calls.txt"
+for expected in \
+    "  -> 1 'gemm_sized_launch: size K is -7; a size is 0 or more'" \
+    "  -> 1 'gemm_sized_launch: the kernel was made for sizes where M == 1000 (kiln export --specialize); export it for these sizes'" \
+    "  -> 0 ''"; do
+    if ! grep -qF "$expected" "$out/sized-calls.txt"; then
+        echo "FAILED: the specialized kernel's launcher did not answer $expected:"
+        cat "$out/sized-calls.txt"
+        exit 1
+    fi
+done
+if [ "$(grep -c "cuLaunchKernel" "$out/sized-calls.txt")" != 3 ]; then
+    echo "FAILED: the specialized kernel was not launched exactly at its sizes (three calls):"
+    cat "$out/sized-calls.txt"
+    exit 1
+fi
+echo "the launcher of a kernel made for its sizes refuses others"
 
 if CC="cc -include no-such-header.h" "$kiln" export examples/gemm-f16.json --pipeline rules/gemm.pipeline.json \
     --target sm_90a --params MMA=1,MT_M=64,MT_N=32,MT_K=16,WT_M=32 --shared-library \

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The exported header takes the problem sizes by name only: tests/golden/export/gemm.h (written
 # by ExportHeaderTest) compiles with designated initializers, and every other way of passing
-# sizes is refused at compile time, so two sizes cannot be swapped silently.
+# sizes is refused at compile time, so two sizes cannot be swapped silently; the header of a
+# kernel made for its sizes (gemm_sized.h, whose launch() refuses others) compiles too.
 #   export-sizes.sh CXX SOURCE_DIR OUT_DIR
 set -eu
 cxx=$1 src=$2 out=$3
@@ -41,3 +42,16 @@ refuse "a size left out" "grid({.M = 4096, .N = 1024})"
 refuse "out of order" "grid({.M = 4096, .N = 1024, .K = 512})"
 refuse "not an integer" "grid({.M = 4096.0, .K = 512, .N = 1024})"
 echo "sizes are taken by name only"
+# A kernel made for its sizes (tests/golden/export/gemm_sized.h): launch() refuses others.
+cat >"$out/sized.cpp" <<'CPP'
+#include "gemm_sized.h"
+using namespace kiln_export::gemm_sized;
+kiln::runtime::Stream& f(kiln::runtime::Stream& stream, Kernel const& kernel) {
+    return launch(stream, kernel, {.M = 4096, .K = 512, .N = 1024},
+                  kiln::runtime::DevicePointer<kiln::runtime::Half>(),
+                  kiln::runtime::DevicePointer<kiln::runtime::Half>(),
+                  kiln::runtime::DevicePointer<kiln::runtime::Half>());
+}
+CPP
+compile "$out/sized.cpp"
+echo "made for its sizes: compiles"

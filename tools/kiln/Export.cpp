@@ -8,7 +8,9 @@
 // DIR/libNAME.so built from it. With --db the point is the database's winner for the key (the
 // only key of the target, or --key), checked as its record says, for the key's target when
 // --target is not given; with --params it is unchecked, and without --target for arch-db's first
-// default target.
+// default target. With --specialize the kernel is made for the problem's sizes only (the
+// Command's defaults and --size), as `kiln tune --specialize` times its candidates, and both
+// launchers refuse other sizes before anything is queued (the kernel itself would trap).
 #include "Export.h"
 
 #include "ExportCapi.h"
@@ -114,8 +116,9 @@ void buildSharedLibrary(std::string const& source, std::string const& library) {
 
 ExportedFiles exportKernel(ExportRequest const& request) {
     lowering::EmittedKernel kernel =
-        lowering::compileCommand(*request.command, *request.pipeline,
-                                 {.target = request.target, .parameters = request.params})
+        lowering::compileCommand(
+            *request.command, *request.pipeline,
+            {.target = request.target, .parameters = request.params, .sizes = request.sizes})
             .kernel;
     bool const amd = lowering::targetVendor(request.target) == arch::Vendor::Amd;
     std::string const name = request.name.empty() ? kernel.entry : request.name;
@@ -192,7 +195,7 @@ void addExport(CLI::App& app) {
     struct Options {
         std::string command, pipeline, target, db, key, output, name;
         std::vector<std::string> params, sizes;
-        bool sharedLibrary = false;
+        bool sharedLibrary = false, specialize = false;
     };
     auto o = std::make_shared<Options>();
     auto* sub = app.add_subcommand(
@@ -204,7 +207,12 @@ void addExport(CLI::App& app) {
     sub->add_option("--params", o->params, "Schedule parameters, NAME=INT[,NAME=INT...]");
     sub->add_option("--db", o->db, "Take the winner of this tuning database");
     sub->add_option("--key", o->key, "The database key (kiln db list), when it has several");
-    sub->add_option("--size", o->sizes, "Problem size of the tuned key, NAME=VALUE");
+    sub->add_option("--size", o->sizes,
+                    "Problem size of the tuned key, and of the kernel with --specialize, "
+                    "NAME=VALUE");
+    sub->add_flag("--specialize", o->specialize,
+                  "Make the kernel for the problem's sizes only (the Command's defaults and "
+                  "--size), as `kiln tune --specialize` timed it; its launchers refuse others");
     sub->add_option("-o,--output", o->output, "Folder to write to")->required();
     sub->add_option("--name", o->name, "File stem and C++ namespace (default: the entry name)");
     sub->add_flag("--shared-library", o->sharedLibrary,
@@ -221,6 +229,8 @@ void addExport(CLI::App& app) {
                               .name = o->name,
                               .origin = "",
                               .sharedLibrary = o->sharedLibrary};
+        if (o->specialize)
+            request.sizes = sizesOf(command, problemOf(command, o->sizes));
         if (!o->db.empty()) {
             if (!o->params.empty())
                 fail("give either --params or --db, not both");

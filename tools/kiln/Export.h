@@ -34,6 +34,9 @@ struct ExportRequest {
     std::string checked = "unchecked (schedule given by --params)";
     /// Also build libNAME.so from the C ABI's source, with $CC (else cc).
     bool sharedLibrary = false;
+    /// The problem's sizes where the kernel is made for them only (--specialize, as `kiln tune
+    /// --specialize` times it); empty: for every size. Its launchers refuse other sizes.
+    std::map<std::string, std::int64_t> sizes;
 };
 
 /// The files written.

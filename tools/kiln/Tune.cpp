@@ -140,7 +140,7 @@ void addTune(CLI::App& app) {
     sub->add_flag("-q,--quiet", o->quiet, "No progress display");
     sub->add_flag("--specialize", o->specialize,
                   "Compile each candidate for the problem's sizes only (docs/codegen.md: half "
-                  "the ptxas time; the winner is still exported for every size)");
+                  "the ptxas time); `kiln export --specialize` exports the winner so made");
     sub->callback([o] {
         Command const command = loadCommand(o->command);
         scheduler::SearchSpace const space = scheduler::loadSearchSpace(o->space);

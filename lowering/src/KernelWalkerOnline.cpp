@@ -207,31 +207,29 @@ void KernelWalker<Register>::reduceOnline(MaxExpSum const& p, Held<Register>& he
             exchanged.divisor = nullptr;
             reduced(held, c, runMax.registers[0], exchanged);
             reduced(sums, c, runSum.registers[0], exchanged);
-            for (Held<Register>* value : {&held, &sums})
-                value->elements[c].conditions.push_back(binary(BinaryOp::Equal, lane, literal(0)));
-            continue;
-        }
-        // The row's max over its workitems, then each one's sum rescaled to it, summed.
-        DataType const x = kExchanged;
-        Register const maxAcc = combineIdentity(Combine::Max, x);
-        combineInto(Combine::Max, maxAcc, x, runMax.registers[0], f, {});
-        Register const rowMax = combineAcrossRow(Combine::Max, maxAcc, x, rows);
-        precision_ = expPrecision;
-        Register const rescaled = materialize(
-            leaf(runSum.registers[0], f) *
-                unary(UnaryOp::Exp, leaf(runMax.registers[0], f) - convert(f, leaf(rowMax, x))),
-            f, row);
-        precision_ = Precision::Exact;
-        leaves_.clear();
-        Register const sumAcc = combineIdentity(Combine::Sum, x);
-        combineInto(Combine::Sum, sumAcc, x, rescaled, f, {});
-        Register const rowSum = combineAcrossRow(Combine::Sum, sumAcc, x, rows);
+        } else {
+            // The row's max over its workitems, then each one's sum rescaled to it, summed.
+            DataType const x = kExchanged;
+            Register const maxAcc = combineIdentity(Combine::Max, x);
+            combineInto(Combine::Max, maxAcc, x, runMax.registers[0], f, {});
+            Register const rowMax = combineAcrossRow(Combine::Max, maxAcc, x, rows);
+            precision_ = expPrecision;
+            Register const rescaled = materialize(
+                leaf(runSum.registers[0], f) *
+                    unary(UnaryOp::Exp, leaf(runMax.registers[0], f) - convert(f, leaf(rowMax, x))),
+                f, row);
+            precision_ = Precision::Exact;
+            leaves_.clear();
+            Register const sumAcc = combineIdentity(Combine::Sum, x);
+            combineInto(Combine::Sum, sumAcc, x, rescaled, f, {});
+            Register const rowSum = combineAcrossRow(Combine::Sum, sumAcc, x, rows);
 
-        Reduction exchanged = r;
-        exchanged.accumulator = x;
-        exchanged.divisor = nullptr;
-        reduced(held, c, rowMax, exchanged);
-        reduced(sums, c, rowSum, exchanged);
+            Reduction exchanged = r;
+            exchanged.accumulator = x;
+            exchanged.divisor = nullptr;
+            reduced(held, c, rowMax, exchanged);
+            reduced(sums, c, rowSum, exchanged);
+        }
         // Every workitem of the row holds both values; one stores them.
         for (Held<Register>* value : {&held, &sums})
             value->elements[c].conditions.push_back(binary(BinaryOp::Equal, lane, literal(0)));
@@ -353,29 +351,27 @@ void KernelWalker<Register>::reduceWelford(MeanVariance const& p, Held<Register>
             mean.divisor = nullptr;
             reduced(held, c, runMean.registers[0], mean);
             reduced(variances, c, runM2.registers[0], exchanged);
-            for (Held<Register>* value : {&held, &variances})
-                value->elements[c].conditions.push_back(binary(BinaryOp::Equal, lane, literal(0)));
-            continue;
+        } else {
+            // The row's sum of n m over its workitems, which reduced() divides by the row's
+            // length (the mean Reduce's divisor): the mean M in every workitem.
+            DataType const x = kExchanged;
+            Reduction exchanged = r;
+            exchanged.accumulator = x;
+            ExprPtr const count0 = leaf(runCount.registers[0], f),
+                          mean0 = leaf(runMean.registers[0], f);
+            Register const sumAcc = combineIdentity(Combine::Sum, x);
+            combineInto(Combine::Sum, sumAcc, x, materialize(count0 * mean0, f, row), f, {});
+            reduced(held, c, combineAcrossRow(Combine::Sum, sumAcc, x, rows), exchanged);
+            // Then each workitem's M2 + n (m - M)^2, summed and divided by the row's length: the
+            // variance about M, as the three passes compute it from the same M.
+            ExprPtr const spread = mean0 - convert(f, leaf(held.registers[c], held.type));
+            Register const term =
+                materialize(leaf(runM2.registers[0], f) + count0 * spread * spread, f, row);
+            leaves_.clear();
+            Register const m2Acc = combineIdentity(Combine::Sum, x);
+            combineInto(Combine::Sum, m2Acc, x, term, f, {});
+            reduced(variances, c, combineAcrossRow(Combine::Sum, m2Acc, x, rows), exchanged);
         }
-        // The row's sum of n m over its workitems, which reduced() divides by the row's
-        // length (the mean Reduce's divisor): the mean M in every workitem.
-        DataType const x = kExchanged;
-        Reduction exchanged = r;
-        exchanged.accumulator = x;
-        ExprPtr const count0 = leaf(runCount.registers[0], f),
-                      mean0 = leaf(runMean.registers[0], f);
-        Register const sumAcc = combineIdentity(Combine::Sum, x);
-        combineInto(Combine::Sum, sumAcc, x, materialize(count0 * mean0, f, row), f, {});
-        reduced(held, c, combineAcrossRow(Combine::Sum, sumAcc, x, rows), exchanged);
-        // Then each workitem's M2 + n (m - M)^2, summed and divided by the row's length: the
-        // variance about M, as the three passes compute it from the same M.
-        ExprPtr const spread = mean0 - convert(f, leaf(held.registers[c], held.type));
-        Register const term =
-            materialize(leaf(runM2.registers[0], f) + count0 * spread * spread, f, row);
-        leaves_.clear();
-        Register const m2Acc = combineIdentity(Combine::Sum, x);
-        combineInto(Combine::Sum, m2Acc, x, term, f, {});
-        reduced(variances, c, combineAcrossRow(Combine::Sum, m2Acc, x, rows), exchanged);
         // Every workitem of the row holds both values; one stores them.
         for (Held<Register>* value : {&held, &variances})
             value->elements[c].conditions.push_back(binary(BinaryOp::Equal, lane, literal(0)));

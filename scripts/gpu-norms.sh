@@ -6,7 +6,9 @@
 # examples/normalization.space.json on the GPU (exhaustive; each candidate made for the problem's
 # sizes, so that a row of one chunk is read once and held) and runs `kiln run` of the winner,
 # and times the peers in the same run (bench/peers/norm_peers.py: the device copy, torch and
-# torch.compile of the same operation). The issue's floor: softmax and layer norm over the rows
+# torch.compile of the same operation). Each winner is also exported (`kiln export
+# --specialize --shared-library`) and its C ABI timed by norm_peers.py beside torch.compile, in
+# the peers' own harness: a second table. The issue's floor: softmax and layer norm over the rows
 # of an f16 8192 x 8192 matrix at least as fast as torch.compile. Logs go to $OUT; a short
 # table is printed last.
 #
@@ -78,8 +80,20 @@ for shape in $tuned; do
         ms=$(median_ms <"$OUT/run-$name.log")
         us=$(awk -v ms="${ms:-0}" 'BEGIN { printf "%.2f", ms * 1000 }')
         echo "$op $m $n $us $winner" >>"$OUT/kiln.txt"
+        # The winner as an application gets it (made for the shape, its C ABI), which
+        # norm_peers.py times beside the peers in their own harness.
+        if "$KILN" export "examples/$op-f16.json" --pipeline rules/reduction.pipeline.json \
+            --db "$OUT/tune-$name/tuning.jsonl" --size M="$m" --size N="$n" --specialize \
+            --name "kiln_$op" --shared-library -o "$OUT/export-$name" >"$OUT/export-$name.log" 2>&1
+        then
+            KILN_EXPORTS="${KILN_EXPORTS:-} $op:${m}x$n=$OUT/export-$name/libkiln_$op.so"
+        else
+            cat "$OUT/export-$name.log"
+            status=1
+        fi
     done
 done
+export KILN_EXPORTS
 
 # The POINTS, each made for the shape (--specialize) and run ROUNDS times in turn, so that a
 # drift of the clocks shows as a spread of each point's rounds rather than between points.
@@ -123,6 +137,16 @@ awk 'NR == FNR { kiln[$1 " " $2 " " $3] = $4; point[$1 " " $2 " " $3] = $5; next
              $2, $3, $4, k, eager, compiled, compiled / k, bytes / k, copy, floor, point[key]
      }' "$OUT/kiln.txt" "$OUT/peers.log" | tee "$OUT/table.txt"
 grep -q " NO " "$OUT/table.txt" && echo "the floor is not met in every case"
+if grep -q "^export " "$OUT/peers.log"; then
+    step "the exported winners timed as the peers are (norm_peers.py, one process; us, median)"
+    awk '$1 == "peer" { compiled[$2 " " $3 " " $4] = $7 }
+         $1 == "export" {
+             key = $2 " " $3 " " $4
+             c = compiled[key]
+             printf "%-9s %5dx%-5d exported kiln %8.2f  compile %8.2f  compile/kiln %.3fx  floor %s\n",
+                 $2, $3, $4, $5, c, c / $5, ($2 == "rmsnorm") ? "-" : ($5 <= c ? "yes" : "NO")
+         }' "$OUT/peers.log" | tee "$OUT/export-table.txt"
+fi
 if [ -s "$OUT/points.txt" ]; then
     step "points (us, median of 100 launches, each round; kiln run --specialize)"
     awk 'NR == FNR { if ($1 == "peer") compiled[$2 " " $3 " " $4] = $7; next }

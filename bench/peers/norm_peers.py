@@ -15,7 +15,17 @@ events):
 COPY_GBPS: a device-to-device copy of the matrix's M x N x 2 bytes, read + written counted;
 *_GBPS: the bytes the operation must move (the matrix read and written, gamma and beta read
 once) over its time. Each result is checked against the f64 formula (as Kiln's Command writes
-it) within f16's tolerance, 1e-2."""
+it) within f16's tolerance, 1e-2.
+
+KILN_EXPORTS="OP:MxN=DIR/libNAME.so ..." (scripts/gpu-norms.sh sets it): Kiln's kernels as an
+application gets them (`kiln export --specialize --shared-library` of a sweep's winner, its C
+ABI called through ctypes, its arguments in the order of DIR/NAME.manifest.json), checked the
+same way and timed by the same median_ms in the same process, one line each:
+
+    export OP M N KILN_US"""
+import ctypes
+import json
+import os
 import sys
 
 import torch
@@ -57,8 +67,48 @@ def exact(op, x, gamma, beta):
 OPS = {"softmax": (softmax, 0), "layernorm": (layernorm, 2), "rmsnorm": (rmsnorm, 1)}
 
 
+def exported():
+    """{(op, m, n): the path of its library} from KILN_EXPORTS."""
+    found = {}
+    for item in os.environ.get("KILN_EXPORTS", "").split():
+        key, path = item.split("=", 1)
+        op, shape = key.split(":")
+        m, n = shape.lower().split("x")
+        found[op, int(m), int(n)] = path
+    return found
+
+
+def exported_function(path, tensors, scalars):
+    """A function that launches the exported kernel of `path` on the current stream with the
+    tensors and scalars named as its manifest's parameters, and raises on a failed launch."""
+    library = ctypes.CDLL(path)
+    name = os.path.basename(path)[len("lib"):-len(".so")]
+    manifest = json.load(open(os.path.join(os.path.dirname(path), name + ".manifest.json")))
+    types = {"i64": ctypes.c_int64, "i32": ctypes.c_int32, "f32": ctypes.c_float}
+    argtypes, values = [ctypes.c_void_p], [None]
+    for p in manifest["parameters"]:
+        if p["kind"] == "pointer":
+            argtypes.append(ctypes.c_void_p)
+            values.append(tensors[p["name"]].data_ptr())
+        else:
+            argtypes.append(types[p["type"]])
+            values.append(scalars[p["name"]])
+    launch = getattr(library, name + "_launch")
+    launch.argtypes = argtypes
+    error = getattr(library, name + "_error")
+    error.restype = ctypes.c_char_p
+
+    def run():
+        values[0] = torch.cuda.current_stream().cuda_stream
+        if launch(*values) != 0:
+            raise RuntimeError(error().decode())
+
+    return run
+
+
 def main():
     print_device(f"torch {torch.__version__}")
+    exports = exported()
     for m, n in shapes(sys.argv[1:], ["8192x8192"]):
         x = torch.randn(m, n, dtype=torch.float16, device="cuda")
         gamma = (1 + 0.1 * torch.randn(n, device="cuda")).half()
@@ -78,6 +128,18 @@ def main():
             print_peer(name, m, n, f"{copy_gbps:.1f}", f"{eager_ms * 1e3:.2f}",
                        f"{compiled_ms * 1e3:.2f}", f"{moved / eager_ms / 1e6:.1f}",
                        f"{moved / compiled_ms / 1e6:.1f}")
+            if (name, m, n) in exports:
+                y = torch.empty_like(x)
+                eps = EPS_LAYER if name == "layernorm" else EPS_RMS
+                kiln = exported_function(exports[name, m, n],
+                                         {"X": x, "G": gamma, "B": beta, "Y": y},
+                                         {"eps": eps, "M": m, "N": n})
+                kiln()
+                torch.cuda.synchronize()
+                error = ((y.double() - reference).abs() / reference.abs().clamp_min(1.0)).max().item()
+                if error > 1e-2:
+                    print(f"error: Kiln's exported {name} differs from the f64 formula by {error:.3g}")
+                print("export", name, m, n, f"{median_ms(kiln) * 1e3:.2f}")
         del x
 
 

@@ -201,6 +201,18 @@ void KernelWalker<Register>::reduceCooperatively(Operation const& o, Held<Regist
 // 1024 lanes a row), and, with the reads issued together, 2 x G registers, on the path of a
 // held-row layer norm over 1024 lanes, one workgroup a multiprocessor, from its one load to its
 // store. Rows whose lanes lie further apart read every group's value in one order.
+namespace {
+
+// Lanes exchange values in groups of kLaneGroup, which a workgroup must be made of.
+void requireWholeGroups(CooperativeRows const& rows, LaunchShape const& shape) {
+    if (rows.exchanging() > 1 && shape.workgroupSize() % kLaneGroup != 0)
+        throw UserError(fmt::format("the workitems of a row exchange values in groups of {} "
+                                    "lanes, but the workgroup has {} workitems",
+                                    kLaneGroup, shape.workgroupSize()));
+}
+
+} // namespace
+
 template <class Register>
 void KernelWalker<Register>::combineAcrossLanes(Combine combine, Register const& acc, DataType type,
                                                 std::int64_t distance) {
@@ -210,10 +222,7 @@ void KernelWalker<Register>::combineAcrossLanes(Combine combine, Register const&
 template <class Register>
 Register KernelWalker<Register>::combineAcrossRow(Combine combine, Register const& acc,
                                                   DataType type, CooperativeRows const& rows) {
-    if (rows.exchanging() > 1 && shape_.workgroupSize() % kLaneGroup != 0)
-        throw UserError(fmt::format("the workitems of a row exchange values in groups of {} "
-                                    "lanes, but the workgroup has {} workitems",
-                                    kLaneGroup, shape_.workgroupSize()));
+    requireWholeGroups(rows, shape_);
     std::int64_t const group = rows.exchanging();
     for (std::int64_t d = group / 2; d >= 1; d /= 2)
         combineAcrossLanes(combine, acc, type, d * rows.stride);
@@ -248,10 +257,7 @@ template <class Register>
 void KernelWalker<Register>::mergeAcrossRow(std::vector<Held<Register>*> const& values,
                                             DataType type, CooperativeRows const& rows,
                                             Merge const& merge) {
-    if (rows.exchanging() > 1 && shape_.workgroupSize() % kLaneGroup != 0)
-        throw UserError(fmt::format("the workitems of a row exchange values in groups of {} "
-                                    "lanes, but the workgroup has {} workitems",
-                                    kLaneGroup, shape_.workgroupSize()));
+    requireWholeGroups(rows, shape_);
     IndexSolution const at = values.front()->elements.front();
     auto current = [&](std::size_t i) { return leaf(values[i]->registers[0], type); };
     // Both sides' values merged into new registers first, then moved into `values`: each merged

@@ -83,7 +83,8 @@ def exported_function(path, tensors, scalars):
     tensors and scalars named as its manifest's parameters, and raises on a failed launch."""
     library = ctypes.CDLL(path)
     name = os.path.basename(path)[len("lib"):-len(".so")]
-    manifest = json.load(open(os.path.join(os.path.dirname(path), name + ".manifest.json")))
+    with open(os.path.join(os.path.dirname(path), name + ".manifest.json")) as f:
+        manifest = json.load(f)
     types = {"i64": ctypes.c_int64, "i32": ctypes.c_int32, "f32": ctypes.c_float}
     argtypes, values = [ctypes.c_void_p], [None]
     for p in manifest["parameters"]:

@@ -55,6 +55,15 @@ void forEachIndex(std::vector<std::int64_t> const& shape, F&& f) {
 }
 } // namespace
 
+std::int64_t problemSize(std::string const& name, double value) {
+    // The bound a Command's own "problem" sizes have (CommandJson): 2^40.
+    constexpr double kMostSize = double(std::int64_t{1} << 40);
+    if (!(value >= 0 && value <= kMostSize) || value != std::floor(value))
+        fail("size '{}' must be an integer from 0 to {}, not {}", name, std::int64_t{1} << 40,
+             value);
+    return static_cast<std::int64_t>(value);
+}
+
 Bindings randomBindings(Command const& command, std::map<std::string, double> const& problem,
                         std::uint64_t seed) {
     Bindings b;
@@ -63,12 +72,7 @@ Bindings randomBindings(Command const& command, std::map<std::string, double> co
         auto it = problem.find(size);
         if (it == problem.end())
             fail("size '{}' has no value: give it in the problem (e.g. --size {}=128)", size, size);
-        // The bound a Command's own "problem" sizes have (CommandJson): 2^40.
-        constexpr double kMostSize = double(std::int64_t{1} << 40);
-        if (!(it->second >= 0 && it->second <= kMostSize) || it->second != std::floor(it->second))
-            fail("size '{}' must be an integer from 0 to {}, not {}", size, std::int64_t{1} << 40,
-                 it->second);
-        b.sizes[size] = static_cast<std::int64_t>(it->second);
+        b.sizes[size] = problemSize(size, it->second);
     }
     std::uniform_real_distribution<double> real(-1.0, 1.0);
     std::uniform_int_distribution<int> integer(-8, 8);

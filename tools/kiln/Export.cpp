@@ -229,16 +229,16 @@ void addExport(CLI::App& app) {
                               .name = o->name,
                               .origin = "",
                               .sharedLibrary = o->sharedLibrary};
+        auto const sizes = problemOf(command, o->sizes);
         if (o->specialize)
-            request.sizes = sizesOf(command, problemOf(command, o->sizes));
+            request.sizes = sizesOf(command, sizes);
         if (!o->db.empty()) {
             if (!o->params.empty())
                 fail("give either --params or --db, not both");
             if (!std::filesystem::exists(o->db))
                 fail("no tuning database at '{}'", o->db);
             scheduler::TuningDatabase const db(o->db);
-            std::string const problem =
-                scheduler::problemOf(command, problemOf(command, o->sizes)).canonical();
+            std::string const problem = scheduler::problemOf(command, sizes).canonical();
             std::string const pipelineHash = scheduler::pipelineHash(o->pipeline);
             std::vector<scheduler::TuningKey> keys;
             for (auto const& k : db.keys())

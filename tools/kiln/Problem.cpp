@@ -1,5 +1,6 @@
 #include "Problem.h"
 
+#include "kiln/graph/Bindings.h"
 #include "kiln/graph/Error.h"
 
 #include <charconv>
@@ -30,9 +31,9 @@ std::map<std::string, std::int64_t> sizesOf(Command const& command,
     std::map<std::string, std::int64_t> sizes;
     for (auto const& name : command.sizes()) {
         if (auto it = problem.find(name); it != problem.end())
-            sizes[name] = static_cast<std::int64_t>(it->second);
+            sizes[name] = problemSize(name, it->second);
         else if (auto d = command.defaults.find(name); d != command.defaults.end())
-            sizes[name] = static_cast<std::int64_t>(d->second);
+            sizes[name] = problemSize(name, d->second);
     }
     return sizes;
 }

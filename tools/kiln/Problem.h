@@ -17,7 +17,8 @@ std::map<std::string, double> problemOf(Command const& command,
                                         std::vector<std::string> const& overrides);
 
 /// The Command's sizes in `problem` (its defaults where `problem` has none), for code made for
-/// this one problem (lowering::CodegenOptions::sizes); sizes without a value are left out.
+/// this one problem (lowering::CodegenOptions::sizes); sizes without a value are left out, and
+/// one that is not a whole number from 0 to 2^40 is a UserError (problemSize()).
 std::map<std::string, std::int64_t> sizesOf(Command const& command,
                                             std::map<std::string, double> const& problem);
 

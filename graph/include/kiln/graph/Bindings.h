@@ -43,6 +43,10 @@ private:
     Bindings const& bindings_;
 };
 
+/// Problem size `name` of `value`: a whole number from 0 to 2^40 (the bound of a Command's own
+/// "problem" sizes), else a UserError naming it and its value.
+std::int64_t problemSize(std::string const& name, double value);
+
 /// Bindings for `command` with the sizes and scalars of `problem` (which must name every size;
 /// scalars it does not name get random values) and every tensor filled with values drawn
 /// uniformly from [-1, 1] (integers from [-8, 8]), rounded to its type, from `seed`.

@@ -111,7 +111,7 @@ private:
 
 /// The winner among Ok records: the fastest median; a record whose median is within the noise
 /// of the fastest (twice the standard error of the two medians' difference, from their spreads
-/// and counts of samples) ties with it, and
+/// and counts of samples, at most the smaller spread times the fastest median) ties with it, and
 /// ties go to the smallest point (compared as NAME -> value maps, names in alphabetical order),
 /// so two sweeps over the same results, in any order, pick the same winner.
 std::optional<TuningRecord> bestOf(std::vector<TuningRecord> const& records);

@@ -155,6 +155,16 @@ SweepResult runSweep(Solver const& solver, Strategy& strategy, Evaluator& evalua
                std::pair(y.evaluation.microseconds, y.params);
     });
     fastest.resize(std::min(fastest.size(), options.finalists));
+    // The point the first measurements would choose, where a near-tie chose a smaller point
+    // than the fastest, is a finalist too: the tie is decided again, side by side.
+    if (auto const choice = bestOf(records); choice && options.finalists > 0) {
+        auto const at = std::ranges::find_if(records, [&](TuningRecord const& r) {
+            return r.status == RecordStatus::Ok && r.point == choice->point;
+        });
+        auto const i = std::size_t(at - records.begin());
+        if (at != records.end() && std::ranges::find(fastest, i) == fastest.end())
+            fastest.push_back(i);
+    }
     // A finalist taken from the database already measured again (a sweep run a second time)
     // is not measured a third time.
     std::erase_if(fastest, [&](std::size_t i) {

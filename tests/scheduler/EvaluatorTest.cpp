@@ -352,6 +352,57 @@ TEST(Sweep, ItsFinalistsAreMeasuredAgainAndTheNewTimesStand) {
     fs::remove_all(dir);
 }
 
+namespace {
+// Times by point: `smallFirst` for MT_M=16 (STAGES=1, FAULT=0) the first time and `smallAgain`
+// after, 100 us for MT_M=256 (STAGES=4, FAULT=0), 120 for every other point; spreads of 2%.
+class TieEvaluator : public Evaluator {
+public:
+    TieEvaluator(double smallFirst, double smallAgain)
+        : smallFirst_(smallFirst)
+        , smallAgain_(smallAgain) {}
+    std::string name() const override { return "tie"; }
+    void evaluate(std::vector<Candidate> const& batch, OnEvaluated const& done) override {
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+            auto const& p = batch[i].params;
+            bool const plain = p.at("FAULT") == 0;
+            bool const small = plain && p.at("MT_M") == 16 && p.at("STAGES") == 1;
+            bool const large = plain && p.at("MT_M") == 256 && p.at("STAGES") == 4;
+            Evaluation e;
+            e.ok = true;
+            e.spread = 0.02;
+            e.microseconds = small   ? (smallTimes_++ == 0 ? smallFirst_ : smallAgain_)
+                             : large ? 100.0
+                                     : 120.0;
+            done(i, e);
+        }
+    }
+
+private:
+    double smallFirst_, smallAgain_;
+    int smallTimes_ = 0;
+};
+} // namespace
+
+// The first measurements tie a smaller point with the fastest (100.8 against 100, spreads of
+// 2%): the sweep measures it again beside the fastest, and the tie is decided on those figures.
+TEST(Sweep, APointThatWonByATieIsMeasuredAgainWithTheFinalists) {
+    SearchSpace const space = faultSpace();
+    Solver const solver(space, {});
+    for (auto [again, winner] : {std::pair(102.5, 256), std::pair(100.9, 16)}) {
+        fs::path const dir = freshFolder("tie");
+        auto strategy = makeStrategy(solver, {.name = "exhaustive"});
+        TieEvaluator evaluator(100.8, again);
+        TuningDatabase db((dir / "db.jsonl").string());
+        SweepResult const r =
+            runSweep(solver, *strategy, evaluator, db, faultKey(), {.batch = 8, .finalists = 1});
+        EXPECT_EQ(r.retimed, 2u) << again; // the fastest, and the point the tie chose
+        ASSERT_TRUE(r.best);
+        EXPECT_EQ(r.best->point.at("MT_M"), winner) << again;
+        EXPECT_EQ(db.best(faultKey())->point, r.best->point);
+        fs::remove_all(dir);
+    }
+}
+
 // A time that is not a positive, finite number is no measurement: the sweep records a failure.
 TEST(Sweep, ATimeThatIsNotAPositiveFiniteNumberIsAFailure) {
     fs::path const dir = freshFolder("nonfinite");

@@ -299,6 +299,21 @@ TEST(BestOf, ASlowPointOfFewNoisySamplesDoesNotTieWithTheFastest) {
     EXPECT_EQ(bestOf({fast, slow})->point.at("VEC"), 8);
 }
 
+// Where a sweep measured its finalists again, they alone compete: a point measured once, in a
+// batch, neither beats them by a lucky median nor ties with them (the layer norm sweep's
+// LANES=128 point at 88.35 us, 14th by time, won as the smaller of a tie with 87.68).
+TEST(BestOf, WhereFinalistsWereMeasuredAgainOnlyTheyCompete) {
+    TuningRecord finalist = ok({{"LANES", 256}}, 87.68, 0.028),
+                 tiedOnce = ok({{"LANES", 128}}, 88.35, 0.02),
+                 luckyOnce = ok({{"LANES", 512}}, 80.0, 0.02);
+    EXPECT_EQ(bestOf({finalist, tiedOnce})->point.at("LANES"), 128); // no finalists: a tie
+    finalist.extra["retimed"] = 1;
+    EXPECT_EQ(bestOf({tiedOnce, finalist, luckyOnce})->point.at("LANES"), 256);
+    // Among the finalists, a near-tie still goes to the smaller point.
+    tiedOnce.extra["retimed"] = 1;
+    EXPECT_EQ(bestOf({tiedOnce, finalist, luckyOnce})->point.at("LANES"), 128);
+}
+
 // Two records of the same time, one of them noisy, and a third within that noise only: which
 // is "the fastest" decides what ties with it, so it is the smaller point of the two, and the
 // winner is the same in every order of the file.

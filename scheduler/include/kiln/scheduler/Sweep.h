@@ -59,7 +59,9 @@ struct SweepOptions {
     /// The fastest this many points are evaluated again, together, once the search is done,
     /// and keep their new results (the database's later record of a point supersedes the
     /// earlier). The fastest of many noisy measurements is biased low: measured again, the
-    /// winner's time is what a later run of it finds. 0: none (a cost model needs none).
+    /// winner's time is what a later run of it finds. The point the first measurements chose
+    /// by a near-tie (bestOf()) is measured with them, and the winner is chosen among the
+    /// finalists alone. 0: none (a cost model needs none).
     std::size_t finalists = 0;
     std::function<void(SweepProgress const&)> progress;
 };

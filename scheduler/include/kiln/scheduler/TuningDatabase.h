@@ -109,7 +109,11 @@ private:
     std::map<std::string, std::size_t> index_; ///< key fields and point -> record
 };
 
-/// The winner among Ok records: the fastest median; a record whose median is within the noise
+/// Whether `r` is a sweep's finalist, measured again at the end (extra "retimed").
+bool isFinalist(TuningRecord const& r);
+
+/// The winner among Ok records (among the finalists alone, where some records are finalists:
+/// see isFinalist()): the fastest median; a record whose median is within the noise
 /// of the fastest (twice the standard error of the two medians' difference, from their spreads
 /// and counts of samples, at most the smaller spread times the fastest median) ties with it, and
 /// ties go to the smallest point (compared as NAME -> value maps, names in alphabetical order),

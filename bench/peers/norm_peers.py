@@ -20,12 +20,14 @@ it) within f16's tolerance, 1e-2.
 KILN_EXPORTS="OP:MxN=DIR/libNAME.so ..." (scripts/gpu-norms.sh sets it): Kiln's kernels as an
 application gets them (`kiln export --specialize --shared-library` of a sweep's winner, its C
 ABI called through ctypes, its arguments in the order of DIR/NAME.manifest.json), checked the
-same way and timed by the same median_ms in the same process, one line each:
+same way and timed by the same median_ms in the same process, in ROUNDS (7) rounds that alternate
+with torch.compile's, one line each (the medians of the rounds, then each round's figures):
 
-    export OP M N KILN_US"""
+    export OP M N KILN_US COMPILE_US KILN_ROUNDS COMPILE_ROUNDS   # rounds: comma-separated"""
 import ctypes
 import json
 import os
+import statistics
 import sys
 
 import torch
@@ -34,6 +36,7 @@ import torch.nn.functional as F
 from peer_timing import median_ms, print_device, print_peer, shapes, time_copy
 
 EPS_LAYER, EPS_RMS = 1e-5, 1e-6
+ROUNDS = 7
 
 
 # The operations as a PyTorch user writes them (f16 in and out, the library's own f32 math).
@@ -140,7 +143,15 @@ def main():
                 error = ((y.double() - reference).abs() / reference.abs().clamp_min(1.0)).max().item()
                 if error > 1e-2:
                     print(f"error: Kiln's exported {name} differs from the f64 formula by {error:.3g}")
-                print("export", name, m, n, f"{median_ms(kiln) * 1e3:.2f}")
+                # Alternating rounds, so that a drift of the clocks or of the memory's
+                # temperature in the run falls on both sides alike.
+                rounds = {"kiln": [], "compile": []}
+                for _ in range(ROUNDS):
+                    rounds["kiln"].append(median_ms(kiln) * 1e3)
+                    rounds["compile"].append(median_ms(lambda: compiled(x, gamma, beta)) * 1e3)
+                print("export", name, m, n,
+                      *(f"{statistics.median(rounds[side]):.2f}" for side in ("kiln", "compile")),
+                      *(",".join(f"{us:.2f}" for us in rounds[side]) for side in ("kiln", "compile")))
         del x
 
 

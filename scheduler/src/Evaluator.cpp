@@ -288,7 +288,7 @@ void MeasuredEvaluator::evaluate(std::vector<Candidate> const& batch, OnEvaluate
                 request["warmup_seconds"] = options_.warmupSeconds;
                 request["repetitions"] = options_.repetitions;
                 request["max_repetitions"] = options_.maxRepetitions;
-                request["precision"] = options_.precision;
+                request["precision"] = options_.precision / (batch[i].finalist ? 10 : 1);
                 request["max_seconds"] = options_.maxSeconds;
                 w.process->writeLine(request.dump());
                 std::string line;

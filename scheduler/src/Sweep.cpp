@@ -172,7 +172,7 @@ SweepResult runSweep(Solver const& solver, Strategy& strategy, Evaluator& evalua
     });
     std::vector<Candidate> finalists;
     for (std::size_t i : fastest)
-        finalists.push_back({result.entries[i].point, result.entries[i].params});
+        finalists.push_back({result.entries[i].point, result.entries[i].params, true});
     if (!finalists.empty()) {
         evaluator.evaluate(finalists, [&](std::size_t k, Evaluation const& evaluation) {
             SweepEntry& entry = result.entries[fastest[k]];

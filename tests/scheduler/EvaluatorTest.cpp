@@ -403,6 +403,33 @@ TEST(Sweep, APointThatWonByATieIsMeasuredAgainWithTheFinalists) {
     }
 }
 
+// The finalists' near-ties decide the winner: they are timed to a tenth of the precision the
+// first measurements were (the fake worker says in extra what it was asked).
+TEST(Sweep, ItsFinalistsAreTimedToATenthOfThePrecision) {
+    fs::path const dir = freshFolder("finalist-precision");
+    SearchSpace const space = faultSpace();
+    Solver const solver(space, {});
+    auto strategy = makeStrategy(solver, {.name = "exhaustive"});
+    MeasuredOptions options = fakeOptions();
+    options.precision = 0.01;
+    MeasuredEvaluator evaluator(options, (dir / "artifacts").string());
+    TuningDatabase db((dir / "db.jsonl").string());
+    SweepResult const r = runSweep(solver, *strategy, evaluator, db, faultKey(),
+                                   {.budget = {.candidates = 6}, .finalists = 2});
+    ASSERT_EQ(r.retimed, 2u);
+    int finalists = 0, others = 0;
+    for (auto const& e : r.entries) {
+        if (!e.evaluation.ok)
+            continue;
+        bool const finalist = e.evaluation.extra.contains("retimed");
+        EXPECT_DOUBLE_EQ(e.evaluation.extra.at("precision_asked"), finalist ? 0.001 : 0.01);
+        ++(finalist ? finalists : others);
+    }
+    EXPECT_EQ(finalists, 2);
+    EXPECT_GT(others, 0);
+    fs::remove_all(dir);
+}
+
 // A time that is not a positive, finite number is no measurement: the sweep records a failure.
 TEST(Sweep, ATimeThatIsNotAPositiveFiniteNumberIsAFailure) {
     fs::path const dir = freshFolder("nonfinite");

@@ -7,6 +7,7 @@
 //   7 the worker answers with its own median and best (as the CUDA worker does)
 // Times are a pure function of the parameters: 100 us + |MT_M - 64| + 10 * STAGES, with a
 // deterministic jitter of +-1% over the repetitions. DELAY_MS=N sleeps N ms per measurement.
+// A measurement's extra "precision_asked" is the request's precision.
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -85,6 +86,7 @@ int measure() {
                 samples.push_back(base * (1.0 + 0.01 * ((i * 7) % 5 - 2) / 2.0));
             answer["ok"] = true;
             answer["samples_us"] = samples;
+            answer["extra"] = {{"precision_asked", request.value("precision", 0.0)}};
         }
         std::cout << answer.dump() << std::endl;
     }

@@ -123,7 +123,8 @@ void addTune(CLI::App& app) {
         ->capture_default_str();
     sub->add_option("--precision", o->precision,
                     "Time each candidate until its median is known within this fraction (95% "
-                    "confidence), or until --max-repetitions or --max-measure-seconds")
+                    "confidence; a tenth of it for the finalists), or until --max-repetitions or "
+                    "--max-measure-seconds")
         ->capture_default_str();
     sub->add_option("--max-repetitions", o->maxRepetitions, "Most timed runs per candidate")
         ->capture_default_str()

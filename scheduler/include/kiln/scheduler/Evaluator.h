@@ -27,6 +27,9 @@ namespace kiln::scheduler {
 struct Candidate {
     Point point;
     std::map<std::string, std::int64_t> params;
+    /// Measured again at the end of a sweep, beside the other finalists: a measuring evaluator
+    /// times it to a tenth of its precision (MeasuredOptions::precision), within its caps.
+    bool finalist = false;
 };
 
 /// What evaluating one candidate found.
@@ -121,8 +124,9 @@ struct MeasuredOptions {
     int warmup = 3, repetitions = 20;    ///< repetitions: the fewest timed runs
     /// Untimed runs of each candidate for at least this long (DeviceRunOptions::warmupSeconds).
     double warmupSeconds = 0;
-    /// Timing goes on until the median is known within `precision` (95% confidence, relative),
-    /// or after `maxRepetitions` runs or `maxSeconds` of them (workers that time on their own).
+    /// Timing goes on until the median is known within `precision` (95% confidence, relative;
+    /// a tenth of it for a sweep's finalists, whose near-ties decide the winner), or after
+    /// `maxRepetitions` runs or `maxSeconds` of them (workers that time on their own).
     int maxRepetitions = 0; ///< 0: exactly `repetitions`
     double precision = 0.01, maxSeconds = 1;
     nlohmann::json context = nlohmann::json::object(); ///< merged into every worker request

@@ -107,9 +107,13 @@ std::string reportTable(SweepResult const& result, Solver const& solver, std::si
     std::vector<SweepEntry const*> ok, failed;
     for (auto const& e : result.entries)
         (e.evaluation.ok ? ok : failed).push_back(&e);
-    // Equal times in the order of their points, as the winner's ties go (TuningDatabase.cpp):
+    // The finalists first, measured again, among whom the winner is (bestOf()); then by time,
+    // equal times in the order of their points, as the winner's ties go (TuningDatabase.cpp):
     // the order the candidates arrived in differs between runs (MPI ranks, parallel compiles).
-    std::stable_sort(ok.begin(), ok.end(), [](auto* a, auto* b) {
+    auto const again = [](SweepEntry const* e) { return e->evaluation.extra.contains("retimed"); };
+    std::stable_sort(ok.begin(), ok.end(), [&](auto* a, auto* b) {
+        if (again(a) != again(b))
+            return again(a);
         if (a->evaluation.microseconds != b->evaluation.microseconds)
             return a->evaluation.microseconds < b->evaluation.microseconds;
         return a->params < b->params;
@@ -150,7 +154,9 @@ std::string reportTable(SweepResult const& result, Solver const& solver, std::si
                            regs == e.evaluation.extra.end() ? std::string("-")
                                                             : fmt::format("{:.0f}", regs->second),
                            checked[i], checkedWidth, solver.text(e.point),
-                           e.reused ? "  (reused)" : "");
+                           again(&e)  ? "  (measured again)"
+                           : e.reused ? "  (reused)"
+                                      : "");
     }
     if (result.best)
         out += fmt::format(

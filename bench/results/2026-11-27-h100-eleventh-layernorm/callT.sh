@@ -1,0 +1,10 @@
+# callT: softmax and layer norm at f42fc3b (finalists timed to 0.1%, chosen among), each winner
+# by kiln run against the peers, and exported, in 7 rounds alternating with torch.compile.
+REAL=$OUT; mkdir -p /tmp/o
+export KILN_GPU_BUILD=/tmp/kb OUT=/tmp/o/t
+mkdir -p $OUT
+OPS="softmax layernorm" SKIP=tests bash scripts/gpu-norms.sh > $REAL/norms.log 2>&1
+for op in softmax layernorm; do cp $OUT/tune-$op-8192x8192/sm_90a/report.txt $REAL/tune-$op-report.txt; done
+cp $OUT/table.txt $OUT/export-table.txt $REAL/ 2>/dev/null
+for op in softmax layernorm; do sed -n 4,9p $REAL/tune-$op-report.txt; grep ^winner $REAL/tune-$op-report.txt; done
+cat $REAL/table.txt $REAL/export-table.txt

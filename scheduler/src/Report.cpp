@@ -110,7 +110,9 @@ std::string reportTable(SweepResult const& result, Solver const& solver, std::si
     // The finalists first, measured again, among whom the winner is (bestOf()); then by time,
     // equal times in the order of their points, as the winner's ties go (TuningDatabase.cpp):
     // the order the candidates arrived in differs between runs (MPI ranks, parallel compiles).
-    auto const again = [](SweepEntry const* e) { return e->evaluation.extra.contains("retimed"); };
+    auto const again = [](SweepEntry const* e) {
+        return e->evaluation.extra.contains(kRetimedExtra);
+    };
     std::stable_sort(ok.begin(), ok.end(), [&](auto* a, auto* b) {
         if (again(a) != again(b))
             return again(a);

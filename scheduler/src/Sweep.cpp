@@ -168,7 +168,8 @@ SweepResult runSweep(Solver const& solver, Strategy& strategy, Evaluator& evalua
     // A finalist taken from the database already measured again (a sweep run a second time)
     // is not measured a third time.
     std::erase_if(fastest, [&](std::size_t i) {
-        return result.entries[i].reused && result.entries[i].evaluation.extra.contains("retimed");
+        return result.entries[i].reused &&
+               result.entries[i].evaluation.extra.contains(kRetimedExtra);
     });
     std::vector<Candidate> finalists;
     for (std::size_t i : fastest)
@@ -177,7 +178,7 @@ SweepResult runSweep(Solver const& solver, Strategy& strategy, Evaluator& evalua
         evaluator.evaluate(finalists, [&](std::size_t k, Evaluation const& evaluation) {
             SweepEntry& entry = result.entries[fastest[k]];
             entry.evaluation = checkedTime(evaluation);
-            entry.evaluation.extra["retimed"] = 1;
+            entry.evaluation.extra[kRetimedExtra] = 1;
             records[fastest[k]] = recordOf(key, entry.params, entry.evaluation);
             database.append(records[fastest[k]]);
             ++result.retimed;

@@ -300,7 +300,7 @@ double tieGap(TuningRecord const& a, TuningRecord const& b) {
 } // namespace
 
 bool isFinalist(TuningRecord const& r) {
-    return r.extra.contains("retimed");
+    return r.extra.contains(kRetimedExtra);
 }
 
 std::optional<TuningRecord> bestOf(std::vector<TuningRecord> const& records) {

@@ -109,7 +109,10 @@ private:
     std::map<std::string, std::size_t> index_; ///< key fields and point -> record
 };
 
-/// Whether `r` is a sweep's finalist, measured again at the end (extra "retimed").
+/// The extra of a record that a sweep measured again at the end, as one of its finalists.
+inline constexpr char const kRetimedExtra[] = "retimed";
+
+/// Whether `r` is a sweep's finalist, measured again at the end (kRetimedExtra).
 bool isFinalist(TuningRecord const& r);
 
 /// The winner among Ok records (among the finalists alone, where some records are finalists:

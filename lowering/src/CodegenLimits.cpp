@@ -53,6 +53,11 @@ void checkCodegenParameters(CodegenOptions const& options) {
         throw UserError(fmt::format("PREFETCH={} is not a number of workgroups ahead: it must be "
                                     "0 (no prefetch) to {}",
                                     ahead->second, kMaxPrefetch));
+    if (auto const hold = options.schedule.find("HOLD");
+        hold != options.schedule.end() && hold->second != 0 && hold->second != 1)
+        throw UserError(fmt::format("HOLD={} must be 0 (a row's chunks read again in each pass) "
+                                    "or 1 (held in registers where they are written out)",
+                                    hold->second));
     if (auto const ws = options.schedule.find("WARP_SPECIALIZE"); ws != options.schedule.end()) {
         if (ws->second != 0 && ws->second != 1)
             throw UserError(fmt::format("WARP_SPECIALIZE={} must be 0 or 1 (a producer warpgroup "

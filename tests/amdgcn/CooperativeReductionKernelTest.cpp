@@ -188,5 +188,27 @@ TEST(CooperativeReductionKernelSizes, AKernelMadeForItsSizesTrapsAtOthers) {
     }
 }
 
+// HOLD=0: the same kernel made for its sizes reads each of its two chunks of X again in the
+// store's pass instead of holding it: two chunks of two 16-byte loads more, on every target.
+TEST(CooperativeReductionKernelSizes, HoldZeroReadsTheRowsAgain) {
+    std::map<std::string, std::int64_t> params{{"COOP", 1}, {"ROWS", 1},   {"LANES", 256},
+                                               {"VEC", 8},  {"UNROLL", 2}, {"ONLINE", 1}};
+    for (std::string const& target : amdgcn::test::kTargets) {
+        KernelGraph const graph =
+            lowered("layernorm-f16.json", "reduction.pipeline.json", params, target);
+        lowering::CodegenOptions options{.target = target, .schedule = params};
+        options.sizes = {{"M", 8192}, {"N", 8192}};
+        auto const held = lowering::emitKernel(graph, options);
+        options.schedule["HOLD"] = 0;
+        auto const again = lowering::emitKernel(graph, options);
+        auto const loads = [](std::string const& code) { // gfx1100 names them b128
+            return occurrences(code, "global_load_dwordx4") + occurrences(code, "global_load_b128");
+        };
+        EXPECT_EQ(loads(again.code) - loads(held.code), 4u) << target;
+        EXPECT_EQ(occurrences(again.code, "s_trap 2"), 1u) << target;
+        expectAssemblesBack(again.code, target);
+    }
+}
+
 } // namespace
 } // namespace kiln::test

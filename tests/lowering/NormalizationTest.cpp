@@ -308,6 +308,42 @@ TEST(NormalizationForItsSizes, TheLayerNormOfWholeRowsHasNoMasks) {
     EXPECT_EQ(five.value().spillStores, 0) << five.value().log;
 }
 
+// HOLD=0, as torch.compile's Triton layer norm runs: 512 lanes a row, four chunks of 2048
+// written out for 8192, X read again by the store's pass (from L1 or L2) instead of held, so
+// that four workgroups of 512 fit a multiprocessor (32 registers, no spill). The statistics'
+// pass keeps X in L1 (evict_last) for the store's pass, whose reads are its last (no_allocate);
+// held, X is read once, without a hint, and nothing is read again.
+TEST(NormalizationForItsSizes, HoldZeroReadsTheRowsAgainInEachPass) {
+    Params params = cooperative({{"ROWS", 1},
+                                 {"LANES", 512},
+                                 {"VEC", 4},
+                                 {"UNROLL", 1},
+                                 {"ONLINE", 1},
+                                 {"MIN_BLOCKS", 4},
+                                 {"HOLD", 0}});
+    KernelGraph const graph = lowered("layernorm-f16.json", "reduction.pipeline.json", params);
+    lowering::CodegenOptions options{.target = "sm_90a", .schedule = params};
+    options.sizes = {{"M", 8192}, {"N", 8192}};
+    auto const again = lowering::emitKernel(graph, options);
+    EXPECT_EQ(occurrences(again.code, "ld.global.L1::evict_last.v2.b32"), 4u + 8u);
+    EXPECT_EQ(occurrences(again.code, "ld.global.L1::no_allocate.v2.b32"), 4u);
+    EXPECT_EQ(occurrences(again.code, "ld.global.v2.b32"), 0u);
+    EXPECT_EQ(occurrences(again.code, "selp"), 0u); // written out: no masks
+    Params held = params;
+    held["HOLD"] = 1;
+    lowering::CodegenOptions heldOptions = options;
+    heldOptions.schedule = held;
+    auto const once = lowering::emitKernel(graph, heldOptions);
+    EXPECT_EQ(occurrences(once.code, "ld.global.v2.b32"), 4u);
+    EXPECT_EQ(occurrences(once.code, "no_allocate"), 0u);
+    if (!runtime::findPtxas())
+        GTEST_SKIP() << "no ptxas on this machine";
+    auto const assembled = runtime::assemblePtx(again.code, "sm_90a");
+    ASSERT_TRUE(assembled.ok()) << assembled.error().message();
+    EXPECT_LE(assembled.value().registers, 32);
+    EXPECT_EQ(assembled.value().spillStores, 0) << assembled.value().log;
+}
+
 // PREFETCH=330: before its first load, workitem 0 of each workgroup asks L2 for the row of
 // the workgroup 330 after it (16 KiB of X, one cp.async.bulk.prefetch), unless that is the last
 // workgroup or past it; two rows a workgroup ask for 32 KiB; a persistent workgroup asks for each

@@ -453,6 +453,9 @@ TEST(PtxCodegen, CodegenParametersTheTargetCannotHonourAreRefused) {
     EXPECT_EQ(emitMessage("sm_90a", {{"PREFETCH", -1}}),
               "error: PREFETCH=-1 is not a number of workgroups ahead: it must be 0 (no "
               "prefetch) to 1048576");
+    EXPECT_EQ(emitMessage("sm_90a", {{"HOLD", 2}}),
+              "error: HOLD=2 must be 0 (a row's chunks read again in each pass) or 1 (held in "
+              "registers where they are written out)");
 }
 
 // A kernel whose registers (as ptxas allocated them) times its workitems pass what the target

@@ -298,6 +298,27 @@ std::vector<ReductionCase> normalizations() {
                    softmax,
                    prefetching(kTwoRows, 5),
                    {{"M", 301}, {"N", 4096}}});
+    // HOLD=0: the chunks of a row written out (in the kernel made for its sizes) but read again
+    // in each pass instead of held: one chunk and four, with the last masked, and in one
+    // exchange.
+    auto const reread = [&](Params p) {
+        p = online(p);
+        p["HOLD"] = 0;
+        return p;
+    };
+    all.push_back(
+        {"layernorm_reread_odd", "layernorm-f16.json", reread(kWide), {{"M", 1001}, {"N", 1000}}});
+    all.push_back({"layernorm_reread_four_chunks",
+                   "layernorm-f16.json",
+                   reread({{"ROWS", 1}, {"LANES", 512}, {"VEC", 4}, {"UNROLL", 1}}),
+                   {{"M", 257}, {"N", 8000}}});
+    all.push_back({"softmax_reread_round", softmax, reread(kTwoRows), {{"M", 1024}, {"N", 4096}}});
+    Params rereadOnce = reread(kWide);
+    rereadOnce["ONLINE"] = 2;
+    all.push_back({"layernorm_one_exchange_reread_8192",
+                   "layernorm-f16.json",
+                   rereadOnce,
+                   {{"M", 256}, {"N", 8192}}});
     // PERSISTENT=1: each workgroup loops over rows (a persistent grid), asking L2 for the rows
     // of the workgroup D after each it takes.
     auto const persistent = [&](Params p, std::int64_t ahead) {

@@ -47,10 +47,12 @@ struct CodegenOptions {
 /// in shared memory and stored by the copy engine, StagedEpilogue.h); PINGPONG (1: two consumer
 /// warpgroups after WARP_SPECIALIZE's split, each taking every other tile of the workgroup,
 /// lowering/ptx/PtxPingpong.cpp); PREFETCH (> 0: each workgroup of a cooperative Reduce asks L2
-/// for the rows of the workgroup PREFETCH after it, KernelWalker::prefetchLaterRows).
+/// for the rows of the workgroup PREFETCH after it, KernelWalker::prefetchLaterRows); HOLD (0:
+/// the rows of a kernel made for its sizes read again in each pass instead of held in
+/// registers, KernelWalker::heldRows; 1, the default: held where their chunks are written out).
 inline constexpr char const* kCodegenParameters[] = {
-    "MIN_BLOCKS", "STAGES",   "TMA",       "WARP_SPECIALIZE", "GROUP_M",  "PERSISTENT",
-    "ONLINE",     "PREFETCH", "CLUSTER_M", "CLUSTER_N",       "EPILOGUE", "PINGPONG"};
+    "MIN_BLOCKS", "STAGES",    "TMA",       "WARP_SPECIALIZE", "GROUP_M",  "PERSISTENT", "ONLINE",
+    "PREFETCH",   "CLUSTER_M", "CLUSTER_N", "EPILOGUE",        "PINGPONG", "HOLD"};
 
 /// PREFETCH, at most: workgroups ahead whose rows a workgroup asks L2 for.
 inline constexpr std::int64_t kMaxPrefetch = 1 << 20;

@@ -9,8 +9,8 @@
 # torch.compile of the same operation). Each winner is also exported (`kiln export
 # --specialize --shared-library`) and its C ABI timed by norm_peers.py beside torch.compile, in
 # the peers' own harness, in rounds that alternate with torch.compile's: a second table. The issue's floor: softmax and layer norm over the rows
-# of an f16 8192 x 8192 matrix at least as fast as torch.compile. Logs go to $OUT; a short
-# table is printed last.
+# of an f16 8192 x 8192 matrix at least as fast as torch.compile. Logs go to $OUT (each sweep's
+# database also as tuning-OP-MxN.jsonl.gz); a short table is printed last.
 #
 #   OUT=/tmp/out scripts/gpu-norms.sh      # build folder: $KILN_GPU_BUILD or /tmp/kiln-norms
 #   SKIP="tests" OPS="softmax" CASES="8192x8192 4096x16384" KEEP_BUILD=1 STRATEGY=model-guided ...
@@ -80,6 +80,8 @@ for shape in $tuned; do
         ms=$(median_ms <"$OUT/run-$name.log")
         us=$(awk -v ms="${ms:-0}" 'BEGIN { printf "%.2f", ms * 1000 }')
         echo "$op $m $n $us $winner" >>"$OUT/kiln.txt"
+        # Every candidate's record, small enough to bring back (the cost model's calibration).
+        gzip -c "$OUT/tune-$name/tuning.jsonl" >"$OUT/tuning-$name.jsonl.gz"
         # The winner as an application gets it (made for the shape, its C ABI), which
         # norm_peers.py times beside the peers in their own harness.
         if "$KILN" export "examples/$op-f16.json" --pipeline rules/reduction.pipeline.json \

@@ -391,21 +391,9 @@ protected:
     /// nothing is hoisted.
     std::vector<RowInvariant> rowInvariants_;
     bool hoistingRows_ = false;
-    /// Whether the chunks of a row are written out for the problem the kernel is made for
-    /// (CodegenOptions::sizes; forEachChunk()): the parts of the rows the first pass loads are
-    /// then held for the next passes (rowsHeld_) instead of read again. The layer norm of
-    /// 8192 x 8192 f16 over 256 lanes, two chunks of 16, X read once: 89.6 us at 63 registers,
-    /// 89.0 at MIN_BLOCKS=5 (48), by `kiln tune` on the H100 (read cold; the 86.5 and 85.0 us a
-    /// Python harness gave had part of X in L2: bench/results/2026-11-27-h100-ninth-layernorm.md).
-    /// HOLD=0 (a schedule parameter) reads them again in each pass instead, from L1 or L2, as
-    /// torch.compile's Triton layer norm does: fewer registers, more workgroups resident.
-    bool heldRows(ExprPtr const& chunks) const {
-        if (auto const hold = options_.schedule.find("HOLD");
-            hold != options_.schedule.end() && hold->second == 0)
-            return false;
-        auto const count = atKnownSizes(chunks);
-        return count && count->asInt() >= 1 && count->asInt() <= kWrittenOutChunks;
-    }
+    /// Whether the parts of the rows the first pass loads are held for the next passes
+    /// (rowsHeld_) instead of read again: chunks written out, and HOLD not 0.
+    bool heldRows(ExprPtr const& chunks) const;
     /// The value of `e` (an expression of the sizes) for the problem the kernel is made for, if
     /// it is made for one and `e` reads nothing else.
     std::optional<Value> atKnownSizes(ExprPtr const& e) const;

@@ -94,6 +94,23 @@ bool KernelWalker<Register>::everyRowReads(Id memory) const {
     return false;
 }
 
+// Whether the chunks of a row are written out for the problem the kernel is made for
+// (CodegenOptions::sizes; forEachChunk()), so that the parts of the rows the first pass loads can
+// be held for the next passes. The layer norm of 8192 x 8192 f16 over 256 lanes, two chunks of
+// 16, X read once: 89.6 us at 63 registers, 89.0 at MIN_BLOCKS=5 (48), by `kiln tune` on the H100
+// (read cold; the 86.5 and 85.0 us a Python harness gave had part of X in L2:
+// bench/results/2026-11-27-h100-ninth-layernorm.md). HOLD=0 (a schedule parameter) reads them
+// again in each pass instead, from L1 or L2, as torch.compile's Triton layer norm does: fewer
+// registers, more workgroups resident.
+template <class Register>
+bool KernelWalker<Register>::heldRows(ExprPtr const& chunks) const {
+    if (auto const hold = options_.schedule.find("HOLD");
+        hold != options_.schedule.end() && hold->second == 0)
+        return false;
+    auto const count = atKnownSizes(chunks);
+    return count && count->asInt() >= 1 && count->asInt() <= kWrittenOutChunks;
+}
+
 template <class Register>
 std::optional<Value> KernelWalker<Register>::atKnownSizes(ExprPtr const& e) const {
     if (options_.sizes.empty())
@@ -415,6 +432,7 @@ ExprPtr KernelWalker<Register>::withRowInvariants(ExprPtr const& e, Id value,
     template void KernelWalker<Register>::computeRowPart(Id, Held<Register>&);                     \
     template void KernelWalker<Register>::storeRows(Id, Id, bool);                                 \
     template std::optional<Value> KernelWalker<Register>::atKnownSizes(ExprPtr const&) const;      \
+    template bool KernelWalker<Register>::heldRows(ExprPtr const&) const;                          \
     template ExprPtr KernelWalker<Register>::KnownSize::holds() const;                             \
     template std::vector<typename KernelWalker<Register>::KnownSize>                               \
     KernelWalker<Register>::knownSizes() const;                                                    \

@@ -297,14 +297,13 @@ protected:
     bool everyRowReads(Id memory) const;
     /// A workitem's chunks of its rows, `chunks` of them, each through `body`: a loop, its
     /// counter from 0 (beginChunks(), endChunks()), or, where the kernel is made for sizes at
-    /// which there are at most kWrittenOutChunks, the body once a chunk, the counter a constant
-    /// in each body (shifted_), so that the target issues a chunk's loads before the
+    /// which there are at most kMaxWrittenOutChunks (Codegen.h), the body once a chunk, the counter
+    /// a constant in each body (shifted_), so that the target issues a chunk's loads before the
     /// arithmetic of the one before: the layer norm of 8192 x 8192 f16 over 256 lanes a row,
     /// 92.7 -> 91.7 us on the H100 (bench/results/2026-11-26-h100-eighth-layernorm.md).
     /// The body is given the chunk's index where it is written out.
     void forEachChunk(CooperativeRows const& rows, ExprPtr const& chunks,
                       std::function<void(std::optional<std::int64_t>)> const& body);
-    static constexpr std::int64_t kWrittenOutChunks = 4;
     LoopLabels beginChunks(CooperativeRows const& rows, ExprPtr const& chunks);
     void endChunks(LoopLabels const& labels, CooperativeRows const& rows);
     /// `part`'s elements of the Reduce's source: computed, loaded (held for the next passes

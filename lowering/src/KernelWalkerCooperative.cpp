@@ -45,7 +45,7 @@ template <class Register>
 void KernelWalker<Register>::forEachChunk(
     CooperativeRows const& rows, ExprPtr const& chunks,
     std::function<void(std::optional<std::int64_t>)> const& body) {
-    if (auto const count = atKnownSizes(chunks); count && count->asInt() <= kWrittenOutChunks) {
+    if (auto const count = atKnownSizes(chunks); count && count->asInt() <= kMaxWrittenOutChunks) {
         for (std::int64_t c = 0; c < count->asInt(); ++c) {
             shifted_[rows.chunk] = literal(c);
             body(c);

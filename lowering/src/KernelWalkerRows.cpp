@@ -108,7 +108,7 @@ bool KernelWalker<Register>::heldRows(ExprPtr const& chunks) const {
         hold != options_.schedule.end() && hold->second == 0)
         return false;
     auto const count = atKnownSizes(chunks);
-    return count && count->asInt() >= 1 && count->asInt() <= kWrittenOutChunks;
+    return count && count->asInt() >= 1 && count->asInt() <= kMaxWrittenOutChunks;
 }
 
 template <class Register>

@@ -1,5 +1,6 @@
 #include "kiln/scheduler/CostModel.h"
 
+#include "kiln/lowering/Codegen.h"
 #include "kiln/lowering/StagedEpilogue.h"
 
 #include <algorithm>
@@ -46,6 +47,20 @@ constexpr double kLossPerHalving = 0.035;
 /// 141 us in three passes and 106 us in two (ONLINE=1), 35 us for 128 MB more, about half of
 /// the 46 us that reading them from DRAM takes (2026-11-26-h100-floors.md).
 constexpr double kRepassShare = 0.5;
+/// What each exchange of a cooperative Reduce's partial results between the warps of a row (a
+/// barrier pair around shared memory) costs a wave of resident rows, in microseconds: while a
+/// row exchanges and then writes, its workgroup has no load in flight. And what asking L2 for
+/// the rows of a later workgroup (PREFETCH) saves a wave of held rows, whose first loads then
+/// find them there. Fitted with kSpillBytesDoubling to the 5280 layer norm schedules of 8192 x
+/// 8192 f16 a sweep measured on the H100 (2026-11-27-h100-twelfth-layernorm.md), with the
+/// written-out and held rows below: Kendall's tau 0.415 -> 0.547, the model's pick 1.1% slower
+/// than the fastest (was 64.5%), the fastest among its 32 best.
+constexpr double kExchangeMicroseconds = 0.1;
+constexpr double kPrefetchMicroseconds = 0.02;
+/// Bytes of a workitem's spilled registers that double a streaming kernel's time: each spilled
+/// value is stored to and loaded from local memory beside the stream (the layer norm above at
+/// MIN_BLOCKS=6: 112 bytes spilled, 109.5 us against 88.8 without).
+constexpr double kSpillBytesDoubling = 600;
 
 double factOr(arch::Arch const& a, std::string_view name, double fallback) {
     auto v = a.fact(name);
@@ -520,13 +535,9 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
     // A normalization goes over its rows once per Reduce, and once more to write a result of
     // the input's shape: softmax 3 (2 with ONLINE=1 or 2, which fuse its max and its sum), layer
     // norm 3 (2 with ONLINE=1 or 2, which fuse its mean and variance), RMS norm 2, a row sum 1.
-    // Rows of one step (N <= LANES x VEC x UNROLL, in a kernel made for the problem's sizes) are
-    // read once and held, but the model gives them no credit: on the H100 the layer norm of 8192 x
-    // 8192 f16 held its rows over 512 and 1024 lanes in 260-314 us, and read them three times over
-    // 128 lanes in 147 us (2026-11-26-h100-issue19.md).
-    double passes = 1;
+    double passes = 1, reduces = 0;
     if (reduction) {
-        double const reduces =
+        reduces =
             double(std::count_if(p.operations.begin(), p.operations.end(),
                                  [](std::string const& op) { return op.starts_with("Reduce "); }));
         bool const writesRows =
@@ -535,13 +546,22 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
         if (param(params, "ONLINE", 0) >= 1 && passes >= 3)
             passes -= 1;
     }
-    double const repassBytes = (passes - 1) * double(p.m * p.n) * bytesPerValue * kRepassShare;
     // A row (a part of one, split) shorter than a step of its workitems (LANES x VEC elements)
     // leaves some of them without an element to read.
     double const step = lanes * vec;
     double const part = ceilDiv(double(p.n), split);
-    double const filled = cooperative ? double(p.n) / (split * ceilDiv(part, step) * step) : 1.0;
-    double const inFlight = blocksPerSm * e.threads * vec * rowVec * accessBytes * filled;
+    double const chunks = ceilDiv(part, step);
+    double const filled = cooperative ? double(p.n) / (split * chunks * step) : 1.0;
+    // In a kernel made for its sizes, a row of at most kMaxWrittenOutChunks chunks is written
+    // out, each chunk's loads issued before the arithmetic of the one before (all in flight at
+    // once), and held in registers for the later passes unless HOLD=0: X read once.
+    bool const writtenOut =
+        cooperative && used.madeForSizes && chunks <= double(lowering::kMaxWrittenOutChunks);
+    bool const held = writtenOut && param(params, "HOLD", 1) != 0;
+    double const repassBytes =
+        held ? 0 : (passes - 1) * double(p.m * p.n) * bytesPerValue * kRepassShare;
+    double const inFlight =
+        blocksPerSm * e.threads * vec * rowVec * accessBytes * filled * (writtenOut ? chunks : 1);
     e.latencyHiding = std::min(
         1.0, inFlight / (mc.bytesInFlightNeeded * (cooperative ? kLoadedLatencyFactor : 1)));
     // Only the multiprocessors that have a block stream.
@@ -561,6 +581,19 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
             std::max(0.5, 1 - kLossPerHalving * std::max(0.0, std::log2(kFullRateRunBytes / run)));
     }
     e.memoryUs = (e.dramBytes + repassBytes) / (mc.bandwidth * e.latencyHiding * busy * runs) * 1e6;
+    // Rows shared by more workitems than a warp exchange their partial results through shared
+    // memory once per Reduce (once in all with ONLINE=2, which merges a pair of statistics), a
+    // wait each wave of resident rows that the other workgroups hide only in part.
+    if (cooperative && lanes > mc.wave) {
+        double const rowsResident =
+            mc.sms * blocksPerSm * double(std::max<std::int64_t>(param(params, "ROWS", 1), 1));
+        double const rowWaves = double(p.m) * split / rowVec / rowsResident;
+        double const exchanges = param(params, "ONLINE", 0) == 2 ? 1 : reduces;
+        e.memoryUs += kExchangeMicroseconds * exchanges * rowWaves;
+        if (held && param(params, "PREFETCH", 0) > 0)
+            e.memoryUs -= kPrefetchMicroseconds * rowWaves;
+    }
+    e.memoryUs *= 1 + double(used.spillBytes.value_or(0)) / kSpillBytesDoubling;
     e.computeUs = p.flops() / (factOr(a, "peak_fp32_gflops", 1000) * 1e9 * busy) * 1e6;
     e.microseconds = std::max(e.memoryUs, e.computeUs) + kLaunchMicroseconds;
     return e;

@@ -169,6 +169,11 @@ void ModelEvaluator::evaluate(std::vector<Candidate> const& batch, OnEvaluated c
                 used.registers = static_cast<int>(r->second);
             if (auto s = compiled.extra.find("shared_bytes"); s != compiled.extra.end())
                 used.sharedBytes = static_cast<std::int64_t>(s->second);
+            if (auto s = compiled.extra.find("spill_bytes"); s != compiled.extra.end())
+                used.spillBytes = static_cast<std::int64_t>(s->second);
+            auto const sizes = compile_->context.find("sizes");
+            used.madeForSizes =
+                sizes != compile_->context.end() && !sizes->is_null() && !sizes->empty();
         }
         std::map<std::string, std::int64_t> params = defaults_;
         for (auto const& param : batch[i].params)

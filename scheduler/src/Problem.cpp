@@ -43,6 +43,16 @@ std::int64_t product(std::vector<std::int64_t> const& v) {
     return p;
 }
 
+// The bytes of a tensor's distinct elements: an axis of stride 0 (a layer norm's gamma, a bias
+// broadcast over rows) repeats the same elements and adds none.
+double distinctBytes(ProblemTensor const& t) {
+    double elements = 1;
+    for (std::size_t i = 0; i < t.shape.size(); ++i)
+        if (i >= t.strides.size() || t.strides[i] != 0)
+            elements *= double(t.shape[i]);
+    return elements * sizeInBytes(t.dtype);
+}
+
 } // namespace
 
 Problem problemOf(Command const& command, std::map<std::string, double> const& given,
@@ -154,7 +164,7 @@ Problem problemOf(Command const& command, std::map<std::string, double> const& g
         for (auto const& t : p.tensors) {
             if (t.name != op.tensor)
                 continue;
-            double const bytes = double(product(t.shape)) * sizeInBytes(t.dtype);
+            double const bytes = distinctBytes(t);
             if (store) {
                 p.outputType = t.dtype;
                 p.writtenBytes += bytes;
@@ -210,7 +220,7 @@ double Problem::flops() const {
 double Problem::uniqueBytes() const {
     double bytes = 0;
     for (auto const& t : tensors)
-        bytes += double(product(t.shape)) * sizeInBytes(t.dtype);
+        bytes += distinctBytes(t);
     return bytes;
 }
 

@@ -375,7 +375,9 @@ void addTune(CLI::App& app) {
                 std::map<std::string, std::int64_t> params = pipeline.defaults;
                 for (auto const& param : solver.named(p))
                     params[param.first] = param.second;
-                return scheduler::estimateCost(problem, arch, params).microseconds;
+                return scheduler::estimateCost(problem, arch, params,
+                                               {.madeForSizes = o->specialize})
+                    .microseconds;
             };
             auto strategy = scheduler::makeStrategy(solver, strategyOptions);
 

@@ -57,6 +57,12 @@ inline constexpr char const* kCodegenParameters[] = {
 /// PREFETCH, at most: workgroups ahead whose rows a workgroup asks L2 for.
 inline constexpr std::int64_t kMaxPrefetch = 1 << 20;
 
+/// A cooperative Reduce's chunks a row, at most, that a kernel made for its sizes writes out (the
+/// body once a chunk, each chunk's loads issued before the arithmetic of the one before) and,
+/// with HOLD=1, holds in registers for the next passes (KernelWalker::forEachChunk, heldRows);
+/// rows of more chunks are a loop and read again in each pass. The cost model reads it too.
+inline constexpr std::int64_t kMaxWrittenOutChunks = 4;
+
 /// GROUP_M, at most: rows of tiles in one group of the grouped order.
 inline constexpr std::int64_t kMaxGroupM = 1024;
 

@@ -7,8 +7,9 @@
 // (how many bytes must be in flight to hide it, Little's law). The schedule parameters it
 // understands are those of the shipped pipelines: MT_M, MT_N, MT_K, STAGES, WG_SIZE, MMA, WT_M,
 // WT_N, TT_M, TT_N, MIN_BLOCKS, and PERSISTENT with WARP_SPECIALIZE and TMA (GEMM),
-// WG_SIZE and VEC (element-wise), ROWS (reduction); missing ones take the pipeline's defaults.
-// Register counts are estimated unless the compile step measured them (ptxas).
+// WG_SIZE and VEC (element-wise), ROWS, COOP, LANES, VEC, UNROLL, SPLIT, ROW_VEC, ONLINE, HOLD
+// and PREFETCH (reduction); missing ones take the pipeline's defaults. Register counts are
+// estimated unless the compile step measured them (ptxas), as are spills.
 #pragma once
 
 #include "kiln/arch-db/Arch.h"
@@ -24,6 +25,10 @@ namespace kiln::scheduler {
 struct ResourceUsage {
     std::optional<int> registers;            ///< per thread
     std::optional<std::int64_t> sharedBytes; ///< per block
+    std::optional<std::int64_t> spillBytes;  ///< per thread, stored to local memory
+    /// Made for the problem's sizes (`--specialize`): a cooperative Reduce's rows of at most
+    /// kMaxWrittenOutChunks chunks are written out, and held in registers unless HOLD=0.
+    bool madeForSizes = false;
 };
 
 /// The model's estimate and how it got there.

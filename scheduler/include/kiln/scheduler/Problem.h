@@ -38,8 +38,9 @@ struct Problem {
     std::int64_t m = 0, n = 0, k = 0; ///< GEMM; reduction: m rows of n; element-wise: n values
     DataType inputType = DataType::F32, outputType = DataType::F32;
     double flopsPerElement = 1; ///< element-wise and reduction work per value read
-    double readBytes = 0;       ///< bytes the loads read (each load of a tensor once)
-    double writtenBytes = 0;    ///< bytes the stores write
+    double readBytes =
+        0; ///< bytes the loads read (each load of a tensor once; its distinct elements)
+    double writtenBytes = 0; ///< bytes the stores write
 
     /// The canonical JSON text (sorted keys, no spaces): the database key's "problem".
     std::string canonical() const;
@@ -47,7 +48,8 @@ struct Problem {
     std::string summary() const;
     /// Floating-point operations of the whole problem (2MNK for a GEMM).
     double flops() const;
-    /// Bytes every tensor holds (each read or written once at least).
+    /// Bytes every tensor holds (each read or written once at least; an axis of stride 0 adds
+    /// none).
     double uniqueBytes() const;
 };
 

@@ -586,7 +586,8 @@ CostEstimate stream(Problem const& p, arch::Arch const& a,
     // wait each wave of resident rows that the other workgroups hide only in part.
     if (cooperative && lanes > mc.wave) {
         double const rowsResident =
-            mc.sms * blocksPerSm * double(std::max<std::int64_t>(param(params, "ROWS", 1), 1));
+            std::max(1.0, mc.sms * blocksPerSm *
+                              double(std::max<std::int64_t>(param(params, "ROWS", 1), 1)));
         double const rowWaves = double(p.m) * split / rowVec / rowsResident;
         double const exchanges = param(params, "ONLINE", 0) == 2 ? 1 : reduces;
         e.memoryUs += kExchangeMicroseconds * exchanges * rowWaves;

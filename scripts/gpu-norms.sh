@@ -8,9 +8,10 @@
 # and times the peers in the same run (bench/peers/norm_peers.py: the device copy, torch and
 # torch.compile of the same operation). Each winner is also exported (`kiln export
 # --specialize --shared-library`) and its C ABI timed by norm_peers.py beside torch.compile, in
-# the peers' own harness, in rounds that alternate with torch.compile's: a second table. The issue's floor: softmax and layer norm over the rows
-# of an f16 8192 x 8192 matrix at least as fast as torch.compile. Logs go to $OUT (each sweep's
-# database also as tuning-OP-MxN.jsonl.gz); a short table is printed last.
+# the peers' own harness, in rounds that alternate with torch.compile's: a second table. The
+# issue's floor: softmax and layer norm over the rows of an f16 8192 x 8192 matrix at least as
+# fast as torch.compile. Logs go to $OUT (each sweep's database also as tuning-OP-MxN.jsonl.gz);
+# a short table is printed last.
 #
 #   OUT=/tmp/out scripts/gpu-norms.sh      # build folder: $KILN_GPU_BUILD or /tmp/kiln-norms
 #   SKIP="tests" OPS="softmax" CASES="8192x8192 4096x16384" KEEP_BUILD=1 STRATEGY=model-guided ...

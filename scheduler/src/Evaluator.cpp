@@ -153,6 +153,12 @@ void ModelEvaluator::evaluate(std::vector<Candidate> const& batch, OnEvaluated c
     std::mutex mutex;
     std::size_t const first = counter_;
     counter_ += batch.size();
+    // Compiled for the problem's sizes (`kiln tune --specialize` puts them in the context).
+    bool madeForSizes = false;
+    if (compile_) {
+        auto const sizes = compile_->context.find("sizes");
+        madeForSizes = sizes != compile_->context.end() && !sizes->is_null() && !sizes->empty();
+    }
     auto const one = [&](std::size_t i) {
         Evaluation compiled;
         ResourceUsage used;
@@ -171,9 +177,7 @@ void ModelEvaluator::evaluate(std::vector<Candidate> const& batch, OnEvaluated c
                 used.sharedBytes = static_cast<std::int64_t>(s->second);
             if (auto s = compiled.extra.find("spill_bytes"); s != compiled.extra.end())
                 used.spillBytes = static_cast<std::int64_t>(s->second);
-            auto const sizes = compile_->context.find("sizes");
-            used.madeForSizes =
-                sizes != compile_->context.end() && !sizes->is_null() && !sizes->empty();
+            used.madeForSizes = madeForSizes;
         }
         std::map<std::string, std::int64_t> params = defaults_;
         for (auto const& param : batch[i].params)

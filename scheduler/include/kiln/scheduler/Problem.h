@@ -38,8 +38,8 @@ struct Problem {
     std::int64_t m = 0, n = 0, k = 0; ///< GEMM; reduction: m rows of n; element-wise: n values
     DataType inputType = DataType::F32, outputType = DataType::F32;
     double flopsPerElement = 1; ///< element-wise and reduction work per value read
-    double readBytes =
-        0; ///< bytes the loads read (each load of a tensor once; its distinct elements)
+    /// Bytes the loads read (each load of a tensor once; its distinct elements).
+    double readBytes = 0;
     double writtenBytes = 0; ///< bytes the stores write
 
     /// The canonical JSON text (sorted keys, no spaces): the database key's "problem".
